@@ -1,0 +1,443 @@
+"""Functional data on xarray: conventions, validation, dense and long forms.
+
+Conventions
+-----------
+* Every variable shares the dimension ``sample``.
+* A *functional* variable has exactly one more dimension, its *location*
+  dimension, with a numeric, strictly increasing coordinate.
+* ``NaN`` in the dense form means "not observed"; the long form never stores
+  ``NaN``.
+
+Inside the package, observations are carried by :class:`Observations`, a plain
+container of NumPy arrays (one entry per observed point), so that the solvers
+never see labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+SAMPLE = "sample"
+
+__all__ = [
+    "SAMPLE",
+    "Observations",
+    "from_long",
+    "interpolate_missing",
+    "location_dim",
+    "quadrature_weights",
+    "to_long",
+    "validate_functional",
+]
+
+
+def location_dim(da: xr.DataArray, name: str | None = None) -> str:
+    """Return the location dimension of a functional DataArray.
+
+    Parameters
+    ----------
+    da : xarray.DataArray
+        A functional variable with dims ``("sample", <location>)``.
+    name : str, optional
+        Name used in error messages (defaults to ``da.name``).
+
+    Returns
+    -------
+    str
+        The name of the dimension that is not ``sample``.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> da = xr.DataArray(np.zeros((2, 3)), dims=("sample", "t"),
+    ...                   coords={"t": [0.0, 0.5, 1.0]})
+    >>> location_dim(da)
+    't'
+    """
+    label = name or da.name or "variable"
+    others = [d for d in da.dims if d != SAMPLE]
+    if SAMPLE not in da.dims:
+        raise ValueError(
+            f"{label!r} has dims {da.dims} but no 'sample' dim; rename the sample "
+            f"dim with da.rename({{'<old>': 'sample'}})"
+        )
+    if len(others) != 1:
+        raise ValueError(
+            f"{label!r} has dims {da.dims}; a functional variable needs exactly one "
+            "location dim besides 'sample' (stack or select the extra dims first)"
+        )
+    return str(others[0])
+
+
+def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
+    """Check that ``da`` is a well-formed functional variable and return it.
+
+    The result is transposed to ``("sample", <location>)`` and cast to float.
+    The input is never modified.
+
+    Parameters
+    ----------
+    da : xarray.DataArray
+        Functional variable.
+    name : str, optional
+        Name used in error messages.
+
+    Returns
+    -------
+    xarray.DataArray
+        A float64 view with dims ordered ``("sample", <location>)``.
+
+    Raises
+    ------
+    TypeError
+        If ``da`` is not a DataArray or holds non-numeric values.
+    ValueError
+        If the location coordinate is missing, non-numeric, not strictly
+        increasing, or contains non-finite values.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> da = xr.DataArray(np.ones((2, 3)), dims=("sample", "t"),
+    ...                   coords={"t": [0.0, 0.5, 1.0]}, name="y")
+    >>> validate_functional(da).dims
+    ('sample', 't')
+    """
+    if not isinstance(da, xr.DataArray):
+        raise TypeError(
+            f"{name or 'variable'!r} must be an xarray.DataArray with dims "
+            f"('sample', <location>), got {type(da).__name__}"
+        )
+    label = name or da.name or "variable"
+    loc = location_dim(da, label)
+    if not np.issubdtype(da.dtype, np.number) or np.issubdtype(da.dtype, np.complexfloating):
+        raise TypeError(
+            f"{label!r} has dtype {da.dtype}; functional values must be real numbers "
+            f"(convert with da.astype(float))"
+        )
+    if loc not in da.coords:
+        raise ValueError(
+            f"{label!r}: location dim {loc!r} has no coordinate; assign one with "
+            f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))"
+        )
+    coord = np.asarray(da[loc].values)
+    if not np.issubdtype(coord.dtype, np.number):
+        raise ValueError(
+            f"{label!r}: location coordinate {loc!r} has dtype {coord.dtype}; it must "
+            f"be numeric (assign numbers with da.assign_coords({loc}=...))"
+        )
+    coord = coord.astype(float)
+    if not np.all(np.isfinite(coord)):
+        raise ValueError(f"{label!r}: location coordinate {loc!r} has non-finite values")
+    if coord.size > 1 and np.any(np.diff(coord) <= 0):
+        raise ValueError(
+            f"{label!r}: location coordinate {loc!r} is not strictly increasing; sort "
+            f"it with da.sortby({loc!r}) and drop duplicated locations"
+        )
+    out = da.transpose(SAMPLE, loc)
+    if out.dtype != np.float64:
+        out = out.astype(np.float64)
+    return out
+
+
+def quadrature_weights(grid: np.ndarray, domain: tuple[float, float] | None = None) -> np.ndarray:
+    """Trapezoidal quadrature weights of a grid over a domain.
+
+    The grid points split the domain into cells; each point carries half the
+    length of its neighbouring intervals, and the first and last points also
+    carry the stretch between them and the domain's ends, so the weights sum
+    to the length of the domain. On the paper's normalised domain ``[0, 1]``
+    they sum to 1.
+
+    Parameters
+    ----------
+    grid : array_like, shape (m,)
+        Strictly increasing locations.
+    domain : (float, float), optional
+        Integration domain; defaults to ``(grid[0], grid[-1])``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+
+    Examples
+    --------
+    >>> quadrature_weights(np.linspace(0, 1, 5))
+    array([0.125, 0.25 , 0.25 , 0.25 , 0.125])
+    """
+    grid = np.asarray(grid, dtype=float)
+    if grid.ndim != 1 or grid.size == 0:
+        raise ValueError("grid must be a non-empty 1-d array of locations")
+    lo, hi = (grid[0], grid[-1]) if domain is None else map(float, domain)
+    if grid[0] < lo - 1e-12 or grid[-1] > hi + 1e-12:
+        raise ValueError(f"grid [{grid[0]}, {grid[-1]}] leaves the domain [{lo}, {hi}]")
+    if grid.size == 1:
+        return np.array([hi - lo if hi > lo else 1.0])
+    mid = 0.5 * (grid[1:] + grid[:-1])
+    edges = np.concatenate([[lo], mid, [hi]])
+    return np.diff(edges)
+
+
+@dataclass(frozen=True)
+class Observations:
+    """Observed points of ``n`` curves, one entry per observed point.
+
+    Parameters
+    ----------
+    index : numpy.ndarray of int, shape (N,)
+        Which curve (0 .. n-1) each point belongs to; sorted.
+    location : numpy.ndarray of float, shape (N,)
+        Where each point was observed.
+    value : numpy.ndarray of float, shape (N,)
+        The observed values (finite).
+    n_samples : int
+        Number of curves ``n``.
+    grid : numpy.ndarray, optional
+        The common grid when the data came from a dense form.
+    grid_index : numpy.ndarray of int, optional
+        Position of each point on ``grid`` (dense form only).
+
+    Examples
+    --------
+    >>> Y = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
+    >>> obs = Observations.from_dense(Y, np.array([0.0, 0.5, 1.0]))
+    >>> obs.counts
+    array([2, 3])
+    """
+
+    index: np.ndarray
+    location: np.ndarray
+    value: np.ndarray
+    n_samples: int
+    grid: np.ndarray | None = None
+    grid_index: np.ndarray | None = None
+
+    @classmethod
+    def from_dense(cls, values: np.ndarray, grid: np.ndarray) -> Observations:
+        """Build from an ``(n, m)`` array on a common grid, NaN meaning unobserved."""
+        values = np.asarray(values, dtype=float)
+        grid = np.asarray(grid, dtype=float)
+        if values.ndim != 2 or values.shape[1] != grid.size:
+            raise ValueError(
+                f"dense values have shape {values.shape}; expected (n_samples, {grid.size})"
+            )
+        if np.isinf(values).any():
+            raise ValueError("response has infinite values; replace them by NaN to mark them unobserved")
+        mask = ~np.isnan(values)
+        rows, cols = np.nonzero(mask)
+        return cls(
+            index=rows.astype(np.intp),
+            location=grid[cols],
+            value=values[rows, cols],
+            n_samples=values.shape[0],
+            grid=grid,
+            grid_index=cols.astype(np.intp),
+        )
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Number of observed points per curve, ``m_i``."""
+        return np.bincount(self.index, minlength=self.n_samples)
+
+    @property
+    def fully_observed(self) -> bool:
+        """True when every curve is observed at every point of a common grid."""
+        return self.grid is not None and self.index.size == self.n_samples * self.grid.size
+
+    def to_dense(self) -> np.ndarray:
+        """The ``(n, m)`` dense array on ``grid`` (NaN where unobserved)."""
+        if self.grid is None or self.grid_index is None:
+            raise ValueError("these observations have no common grid; use from_long(..., grid=...)")
+        out = np.full((self.n_samples, self.grid.size), np.nan)
+        out[self.index, self.grid_index] = self.value
+        return out
+
+    def subset(self, rows: np.ndarray) -> Observations:
+        """Observations of the curves ``rows`` (re-indexed 0 .. len(rows)-1)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        pos = np.full(self.n_samples, -1, dtype=np.intp)
+        pos[rows] = np.arange(rows.size)
+        keep = pos[self.index] >= 0
+        new_index = pos[self.index[keep]]
+        order = np.argsort(new_index, kind="stable")
+        return Observations(
+            index=new_index[order],
+            location=self.location[keep][order],
+            value=self.value[keep][order],
+            n_samples=rows.size,
+            grid=self.grid,
+            grid_index=None if self.grid_index is None else self.grid_index[keep][order],
+        )
+
+    def with_values(self, value: np.ndarray) -> Observations:
+        """Same points, new values."""
+        return Observations(self.index, self.location, np.asarray(value, float), self.n_samples,
+                            self.grid, self.grid_index)
+
+
+def to_long(da: xr.DataArray, name: str | None = None) -> pd.DataFrame:
+    """Dense functional DataArray → long DataFrame of observed points.
+
+    Parameters
+    ----------
+    da : xarray.DataArray
+        Functional variable, dims ``("sample", <location>)``; NaN = unobserved.
+    name : str, optional
+        Name for error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``sample``, ``location``, ``value``; one row per observed point,
+        ordered by sample then location. ``attrs`` keep the variable and
+        location names and the sample order.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> da = xr.DataArray([[1.0, np.nan], [3.0, 4.0]], dims=("sample", "t"),
+    ...                   coords={"sample": ["a", "b"], "t": [0.0, 1.0]}, name="y")
+    >>> to_long(da)
+      sample  location  value
+    0      a       0.0    1.0
+    1      b       0.0    3.0
+    2      b       1.0    4.0
+    """
+    da = validate_functional(da, name)
+    loc = location_dim(da)
+    labels = da[SAMPLE].values if SAMPLE in da.coords else np.arange(da.sizes[SAMPLE])
+    obs = Observations.from_dense(da.values, da[loc].values)
+    df = pd.DataFrame({SAMPLE: labels[obs.index], "location": obs.location, "value": obs.value})
+    df.attrs.update({"name": da.name, "location_dim": loc, "samples": list(labels)})
+    return df
+
+
+def from_long(
+    df: pd.DataFrame,
+    grid: np.ndarray | None = None,
+    *,
+    samples: Any = None,
+    name: str | None = None,
+    location_dim_name: str | None = None,
+) -> xr.DataArray:
+    """Long DataFrame (sample, location, value) → dense DataArray with NaN.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Columns ``sample``, ``location``, ``value``.
+    grid : array_like, optional
+        Locations of the dense grid; defaults to the sorted unique locations.
+        Every observed location must lie on the grid (no silent rounding).
+    samples : array_like, optional
+        Sample labels and their order; defaults to ``df.attrs['samples']`` or
+        the order of first appearance. Samples without points become all-NaN rows.
+    name, location_dim_name : str, optional
+        Name of the variable and of its location dim (default ``"location"``).
+
+    Returns
+    -------
+    xarray.DataArray
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"sample": ["a", "b", "b"], "location": [0.0, 0.0, 1.0],
+    ...                    "value": [1.0, 3.0, 4.0]})
+    >>> from_long(df, name="y").values
+    array([[ 1., nan],
+           [ 3.,  4.]])
+    """
+    missing = {SAMPLE, "location", "value"} - set(df.columns)
+    if missing:
+        raise ValueError(f"long data lacks columns {sorted(missing)}; it needs 'sample', 'location', 'value'")
+    loc_vals = df["location"].to_numpy(dtype=float)
+    vals = df["value"].to_numpy(dtype=float)
+    if not np.all(np.isfinite(vals)):
+        raise ValueError("long data has non-finite 'value' entries; drop them (the long form never stores NaN)")
+    if samples is None:
+        samples = df.attrs.get("samples")
+    if samples is None:
+        samples = pd.unique(df[SAMPLE])
+    samples = np.asarray(samples)
+    grid = np.unique(loc_vals) if grid is None else np.asarray(grid, dtype=float)
+    col = np.searchsorted(grid, loc_vals)
+    col = np.clip(col, 0, grid.size - 1)
+    if not np.allclose(grid[col], loc_vals, rtol=0, atol=1e-12 * max(1.0, np.abs(grid).max())):
+        raise ValueError("some long-form locations are not on the requested grid; pass grid=None or a finer grid")
+    row_of = pd.Index(samples).get_indexer(df[SAMPLE])
+    if (row_of < 0).any():
+        raise ValueError("long data has sample labels that are not in `samples`")
+    out = np.full((samples.size, grid.size), np.nan)
+    if pd.DataFrame({"r": row_of, "c": col}).duplicated().any():
+        raise ValueError("long data has two values for the same (sample, location); aggregate them first")
+    out[row_of, col] = vals
+    ldim = location_dim_name or df.attrs.get("location_dim") or "location"
+    return xr.DataArray(out, dims=(SAMPLE, ldim), coords={SAMPLE: samples, ldim: grid},
+                        name=name if name is not None else df.attrs.get("name"))
+
+
+def observations_from_long(df: pd.DataFrame, samples: Any = None) -> tuple[Observations, np.ndarray]:
+    """Long DataFrame → (:class:`Observations`, sample labels), irregular locations kept.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"sample": [0, 0, 1], "location": [0.1, 0.7, 0.3],
+    ...                    "value": [1.0, 2.0, 3.0]})
+    >>> obs, labels = observations_from_long(df)
+    >>> obs.counts
+    array([2, 1])
+    """
+    missing = {SAMPLE, "location", "value"} - set(df.columns)
+    if missing:
+        raise ValueError(f"long data lacks columns {sorted(missing)}; it needs 'sample', 'location', 'value'")
+    if samples is None:
+        samples = df.attrs.get("samples")
+    if samples is None:
+        samples = pd.unique(df[SAMPLE])
+    samples = np.asarray(samples)
+    rows = pd.Index(samples).get_indexer(df[SAMPLE])
+    if (rows < 0).any():
+        raise ValueError("long data has sample labels that are not in `samples`")
+    loc = df["location"].to_numpy(dtype=float)
+    val = df["value"].to_numpy(dtype=float)
+    if not (np.all(np.isfinite(loc)) and np.all(np.isfinite(val))):
+        raise ValueError("long data has non-finite 'location' or 'value'; drop those rows")
+    order = np.lexsort((loc, rows))
+    return Observations(rows[order].astype(np.intp), loc[order], val[order], samples.size), samples
+
+
+def interpolate_missing(values: np.ndarray, grid: np.ndarray, name: str = "input") -> np.ndarray:
+    """Fill NaN along each row by linear interpolation (constant beyond the ends).
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (n, m)
+    grid : numpy.ndarray, shape (m,)
+    name : str
+        Name for error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array without NaN.
+
+    Examples
+    --------
+    >>> interpolate_missing(np.array([[1.0, np.nan, 3.0]]), np.array([0.0, 1.0, 2.0]))
+    array([[1., 2., 3.]])
+    """
+    out = np.array(values, dtype=float, copy=True)
+    bad = np.isnan(out)
+    for i in np.nonzero(bad.any(axis=1))[0]:
+        ok = ~bad[i]
+        if not ok.any():
+            raise ValueError(f"{name!r} has a sample with no observed value (row {i}); drop it")
+        out[i, ~ok] = np.interp(grid[~ok], grid[ok], out[i, ok])
+    return out

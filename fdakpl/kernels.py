@@ -1,0 +1,402 @@
+"""Scalar kernels on vectors and curves, their sums and products, and output matrices B.
+
+KPL uses separable operator-valued kernels ``K(x, x') = k(x, x') B``: ``k`` is
+a scalar kernel on the inputs (this module's :class:`Kernel` classes) and
+``B`` a symmetric positive definite ``d x d`` matrix acting on dictionary
+coefficients (:class:`OutputMatrix` classes).
+
+Curves enter kernels through their L2 geometry: for curves sampled on a grid
+with quadrature weights ``w``, ``||x - x'||^2 = sum_p w_p (x_p - x'_p)^2`` and
+``<x, x'> = sum_p w_p x_p x'_p``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from scipy.spatial.distance import cdist
+from sklearn.base import BaseEstimator
+
+__all__ = [
+    "Gaussian",
+    "Identity",
+    "IntegralGaussian",
+    "Kernel",
+    "Laplace",
+    "Linear",
+    "Matrix",
+    "OutputMatrix",
+    "Product",
+    "ScaleDecay",
+    "Sum",
+    "make_output_matrix",
+]
+
+
+def _as_2d(X: Any, name: str) -> np.ndarray:
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-d (n_samples, n_features), got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} has NaN or infinite values; drop or interpolate them first")
+    return X
+
+
+def _sqdist(X: np.ndarray, Y: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    if weights is not None:
+        sw = np.sqrt(np.asarray(weights, dtype=float))
+        X, Y = X * sw, Y * sw
+    return cdist(X, Y, "sqeuclidean")
+
+
+class Kernel(BaseEstimator):
+    """Base class of scalar kernels.
+
+    ``kernel(X, Y=None, weights=None)`` returns the ``(len(X), len(Y))``
+    kernel matrix; ``weights`` are quadrature weights over the features (curve
+    locations), ones for plain vectors.
+
+    Examples
+    --------
+    >>> K = Gaussian(1.0)(np.array([[0.0], [1.0]]))
+    >>> np.round(K, 4)
+    array([[1.    , 0.6065],
+           [0.6065, 1.    ]])
+    """
+
+    def __call__(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
+        Xa = _as_2d(X, "X")
+        Ya = Xa if Y is None else _as_2d(Y, "Y")
+        if Xa.shape[1] != Ya.shape[1]:
+            raise ValueError(f"X has {Xa.shape[1]} features but Y has {Ya.shape[1]}")
+        if weights is not None and np.asarray(weights).shape != (Xa.shape[1],):
+            raise ValueError(f"weights must have shape ({Xa.shape[1]},), got {np.shape(weights)}")
+        return self._matrix(Xa, Ya, weights)
+
+    def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def diagonal_bound(self) -> float:
+        """``sup_x k(x, x)`` (``inf`` when unbounded), the paper's kappa for B = I."""
+        return 1.0
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params(deep=False).items())})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+
+class Gaussian(Kernel):
+    """Gaussian kernel ``exp(-||x - x'||^2 / (2 sigma^2))``.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation (length scale), > 0.
+
+    Examples
+    --------
+    >>> float(Gaussian(2.0)(np.zeros((1, 1)), np.full((1, 1), 2.0))[0, 0]) == float(np.exp(-0.5))
+    True
+    """
+
+    def __init__(self, sigma: float = 1.0) -> None:
+        if not np.isfinite(sigma) or sigma <= 0:
+            raise ValueError(f"Gaussian kernel: sigma must be > 0, got {sigma}")
+        self.sigma = float(sigma)
+
+    def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        return np.exp(-_sqdist(X, Y, w) / (2.0 * self.sigma**2))
+
+
+class Laplace(Kernel):
+    """Laplace kernel ``exp(-||x - x'|| / sigma)``.
+
+    Parameters
+    ----------
+    sigma : float
+        Length scale, > 0.
+
+    Examples
+    --------
+    >>> float(Laplace(1.0)(np.zeros((1, 1)), np.ones((1, 1)))[0, 0]) == float(np.exp(-1))
+    True
+    """
+
+    def __init__(self, sigma: float = 1.0) -> None:
+        if not np.isfinite(sigma) or sigma <= 0:
+            raise ValueError(f"Laplace kernel: sigma must be > 0, got {sigma}")
+        self.sigma = float(sigma)
+
+    def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        return np.exp(-np.sqrt(_sqdist(X, Y, w)) / self.sigma)
+
+
+class Linear(Kernel):
+    """Linear kernel ``<x, x'>`` (the L2 inner product for curves).
+
+    Examples
+    --------
+    >>> Linear()(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]]))
+    array([[11.]])
+    """
+
+    def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        return (X * w) @ Y.T if w is not None else X @ Y.T
+
+    def diagonal_bound(self) -> float:
+        return float("inf")
+
+
+class IntegralGaussian(Kernel):
+    """Integral of Gaussian kernels for vector-valued curves (the paper's speech kernel).
+
+    For curves ``x: [0, 1] -> R^q`` sampled at ``T`` common locations,
+    ``k(x, x') = sum_t w_t exp(-||x(t) - x'(t)||^2 / sigma^2)`` with
+    quadrature weights ``w`` (``1/T`` each by default, as in the paper).
+    Inputs have shape ``(n, T, q)``; a 2-d input is read as ``q = 1``.
+
+    Parameters
+    ----------
+    sigma : float
+        Scale, > 0 (note the paper's ``sigma^2``, not ``2 sigma^2``).
+
+    Examples
+    --------
+    >>> X = np.zeros((2, 5, 3)); X[1] += 1.0
+    >>> np.round(IntegralGaussian(1.0)(X), 4)
+    array([[1.    , 0.0498],
+           [0.0498, 1.    ]])
+    """
+
+    def __init__(self, sigma: float = 1.0) -> None:
+        if not np.isfinite(sigma) or sigma <= 0:
+            raise ValueError(f"IntegralGaussian kernel: sigma must be > 0, got {sigma}")
+        self.sigma = float(sigma)
+
+    def __call__(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
+        Xa = np.asarray(X, dtype=float)
+        Xa = Xa[:, :, None] if Xa.ndim == 2 else Xa
+        Ya = Xa if Y is None else np.asarray(Y, dtype=float)
+        Ya = Ya[:, :, None] if Ya.ndim == 2 else Ya
+        if Xa.ndim != 3 or Ya.ndim != 3 or Xa.shape[1:] != Ya.shape[1:]:
+            raise ValueError(f"IntegralGaussian needs inputs (n, T, q) with equal T, q; got {Xa.shape}, {Ya.shape}")
+        if not (np.isfinite(Xa).all() and np.isfinite(Ya).all()):
+            raise ValueError("IntegralGaussian inputs have NaN or infinite values")
+        T = Xa.shape[1]
+        w = np.full(T, 1.0 / T) if weights is None else np.asarray(weights, dtype=float)
+        out = np.zeros((Xa.shape[0], Ya.shape[0]))
+        for t in range(T):
+            out += w[t] * np.exp(-cdist(Xa[:, t], Ya[:, t], "sqeuclidean") / self.sigma**2)
+        return out
+
+    def diagonal_bound(self) -> float:
+        return 1.0
+
+
+class _Combination(Kernel):
+    """Kernels on several named terms, combined pointwise."""
+
+    op: str
+
+    def __init__(self, kernels: Mapping[str, Kernel]) -> None:
+        if not kernels:
+            raise ValueError(f"{type(self).__name__} needs at least one term kernel")
+        for k, v in kernels.items():
+            if not isinstance(v, Kernel):
+                raise TypeError(f"kernel for term {k!r} must be a Kernel, got {type(v).__name__}")
+        self.kernels = dict(kernels)
+
+    def __call__(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
+        if not isinstance(X, Mapping):
+            raise TypeError(f"{type(self).__name__} kernels take a mapping term -> array as input")
+        Y = X if Y is None else Y
+        weights = weights or {}
+        out = None
+        for term, ker in self.kernels.items():
+            if term not in X or term not in Y:
+                raise ValueError(f"input has no term {term!r}; it has {sorted(X)}")
+            m = ker(X[term], Y[term], weights.get(term))
+            out = m if out is None else (out * m if self.op == "*" else out + m)
+        assert out is not None
+        return out
+
+    def diagonal_bound(self) -> float:
+        vals = [k.diagonal_bound() for k in self.kernels.values()]
+        return float(np.prod(vals)) if self.op == "*" else float(np.sum(vals))
+
+    def __repr__(self) -> str:
+        return f" {self.op} ".join(f"{k}:{v!r}" for k, v in self.kernels.items())
+
+
+class Product(_Combination):
+    """Product of per-term kernels ``prod_t k_t(x_t, x'_t)``.
+
+    Examples
+    --------
+    >>> k = Product({"a": Gaussian(1.0), "b": Linear()})
+    >>> X = {"a": np.zeros((2, 1)), "b": np.ones((2, 1))}
+    >>> k(X)
+    array([[1., 1.],
+           [1., 1.]])
+    """
+
+    op = "*"
+
+
+class Sum(_Combination):
+    """Sum of per-term kernels ``sum_t k_t(x_t, x'_t)``.
+
+    Examples
+    --------
+    >>> k = Sum({"a": Gaussian(1.0), "b": Gaussian(1.0)})
+    >>> k({"a": np.zeros((1, 1)), "b": np.zeros((1, 1))})
+    array([[2.]])
+    """
+
+    op = "+"
+
+
+# --------------------------------------------------------------------------
+# output matrices B
+# --------------------------------------------------------------------------
+
+
+class OutputMatrix(BaseEstimator):
+    """Base class of output matrices ``B`` (symmetric positive definite, ``d x d``).
+
+    ``matrix(scales)`` returns ``B`` for a dictionary with per-atom ``scales``.
+
+    Examples
+    --------
+    >>> ScaleDecay(2.0).matrix(np.array([0, 1, 2]))
+    array([[1.  , 0.  , 0.  ],
+           [0.  , 0.5 , 0.  ],
+           [0.  , 0.  , 0.25]])
+    """
+
+    def matrix(self, scales: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params(deep=False).items())})"
+
+
+class Identity(OutputMatrix):
+    """``B = I``: independent, equally penalised coefficients.
+
+    Examples
+    --------
+    >>> Identity().matrix(np.zeros(2))
+    array([[1., 0.],
+           [0., 1.]])
+    """
+
+    def matrix(self, scales: np.ndarray) -> np.ndarray:
+        return np.eye(np.asarray(scales).size)
+
+
+class ScaleDecay(OutputMatrix):
+    """Diagonal ``B`` with ``1 / b**j`` for an atom at scale ``j`` (the paper's DTI protocol).
+
+    ``b > 1`` shrinks fine scales (high frequencies) more; ``b = 1`` is the identity.
+
+    Parameters
+    ----------
+    b : float
+        Decay rate, > 0.
+
+    Examples
+    --------
+    >>> np.diag(ScaleDecay(1.5).matrix(np.array([0, 2])))
+    array([1.        , 0.44444444])
+    """
+
+    def __init__(self, b: float = 1.5) -> None:
+        if not np.isfinite(b) or b <= 0:
+            raise ValueError(f"ScaleDecay: b must be > 0, got {b}")
+        self.b = float(b)
+
+    def matrix(self, scales: np.ndarray) -> np.ndarray:
+        return np.diag(self.b ** (-np.asarray(scales, dtype=float)))
+
+
+class Matrix(OutputMatrix):
+    """A user-supplied symmetric positive definite matrix.
+
+    Parameters
+    ----------
+    B : array_like, shape (d, d)
+
+    Examples
+    --------
+    >>> Matrix([[2.0, 0.5], [0.5, 1.0]]).matrix(np.zeros(2))
+    array([[2. , 0.5],
+           [0.5, 1. ]])
+    """
+
+    def __init__(self, B: Any) -> None:
+        self.B = check_spd(B, "B")
+
+    def matrix(self, scales: np.ndarray) -> np.ndarray:
+        d = np.asarray(scales).size
+        if self.B.shape != (d, d):
+            raise ValueError(f"B has shape {self.B.shape} but the dictionary has {d} atoms; pass a ({d}, {d}) matrix")
+        return self.B.copy()
+
+
+def check_spd(B: Any, name: str = "B") -> np.ndarray:
+    """Return ``B`` as a float array after checking it is symmetric positive definite.
+
+    Examples
+    --------
+    >>> check_spd([[1.0, 0.0], [0.0, 2.0]])
+    array([[1., 0.],
+           [0., 2.]])
+    """
+    B = np.array(B, dtype=float)
+    if B.ndim != 2 or B.shape[0] != B.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {B.shape}")
+    if not np.all(np.isfinite(B)):
+        raise ValueError(f"{name} has NaN or infinite entries")
+    scale = max(np.abs(B).max(), 1e-300)
+    if not np.allclose(B, B.T, rtol=0, atol=1e-10 * scale):
+        raise ValueError(f"{name} is not symmetric; pass (B + B.T) / 2 if that is what you meant")
+    ev = np.linalg.eigvalsh(0.5 * (B + B.T))
+    if ev.min() <= 1e-12 * ev.max():
+        raise ValueError(
+            f"{name} is not positive definite (smallest eigenvalue {ev.min():.3g}); add a ridge, "
+            f"e.g. {name} + 1e-8 * trace({name}) / d * I"
+        )
+    return 0.5 * (B + B.T)
+
+
+def make_output_matrix(spec: Any) -> OutputMatrix:
+    """Interpret ``spec`` as an output matrix.
+
+    ``None`` or ``"identity"`` → :class:`Identity`; a number ``b`` →
+    :class:`ScaleDecay` ``(b)``; an array → :class:`Matrix`; an
+    :class:`OutputMatrix` is returned as is.
+
+    Examples
+    --------
+    >>> make_output_matrix(1.5)
+    ScaleDecay(b=1.5)
+    """
+    if spec is None or (isinstance(spec, str) and spec.lower() in {"identity", "i"}):
+        return Identity()
+    if isinstance(spec, OutputMatrix):
+        return spec
+    if isinstance(spec, (int, float, np.floating, np.integer)) and not isinstance(spec, bool):
+        return ScaleDecay(float(spec))
+    if isinstance(spec, str):
+        raise ValueError(f"unknown output matrix {spec!r}; use 'identity', a decay rate b, or a matrix")
+    return Matrix(spec)

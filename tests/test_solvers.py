@@ -1,0 +1,148 @@
+"""Closed forms against brute-force Kronecker solves and against each other."""
+
+import numpy as np
+import pytest
+from sklearn.kernel_ridge import KernelRidge
+
+from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Matrix, ScaleDecay, Wavelet
+from fdakpl.functional import Observations, quadrature_weights
+from fdakpl.solvers import brute_force_ridge, decompose, project_observations, ridge_coef, ridge_sylvester
+
+from .conftest import make_problem
+
+
+def _spd(rng, d):
+    A = rng.normal(size=(d, d))
+    return A @ A.T / d + 0.5 * np.eye(d)
+
+
+def _kernel(rng, n):
+    X = rng.normal(size=(n, 3))
+    return Gaussian(1.5)(X)
+
+
+@pytest.mark.parametrize("orthonormal", [True, False])
+@pytest.mark.parametrize("B_identity", [True, False])
+def test_eig_path_equals_brute_force_kronecker(rng, orthonormal, B_identity):
+    n, d = 12, 5
+    K = _kernel(rng, n)
+    G = np.eye(d) if orthonormal else _spd(rng, d)
+    B = np.eye(d) if B_identity else _spd(rng, d)
+    N = rng.normal(size=(n, d))
+    dec = decompose(K, G, B, N)
+    for lam in [1e-6, 1e-3, 0.1, 10.0]:
+        A = ridge_coef(dec, lam)
+        A_bf = brute_force_ridge(K, G, B, N, lam)
+        np.testing.assert_allclose(A, A_bf, rtol=1e-9, atol=1e-9 * np.abs(A_bf).max())
+        np.testing.assert_allclose(ridge_coef(dec, lam, times_B=True), A_bf @ B, rtol=1e-9,
+                                   atol=1e-9 * np.abs(A_bf @ B).max())
+
+
+def test_sylvester_equals_eig_at_several_lambdas(rng):
+    n, d = 15, 6
+    K = _kernel(rng, n)
+    G, B = _spd(rng, d), np.diag(1.5 ** -np.arange(d))
+    N = rng.normal(size=(n, d))
+    dec = decompose(K, G, B, N)
+    for lam in [1e-4, 1e-2, 1.0]:
+        A_s = ridge_sylvester(K, G, B, N, lam)
+        np.testing.assert_allclose(A_s, ridge_coef(dec, lam), rtol=1e-8, atol=1e-10 * np.abs(A_s).max())
+
+
+def test_sylvester_refuses_singular_gram(rng):
+    n, d = 6, 4
+    v = rng.normal(size=(d, 2))
+    G = v @ v.T  # rank 2
+    with pytest.raises(ValueError, match="use solver='eig'"):
+        ridge_sylvester(_kernel(rng, n), G, np.eye(d), rng.normal(size=(n, d)), 0.1)
+
+
+def test_eig_is_exact_with_singular_gram(rng):
+    n, d = 8, 6
+    v = rng.normal(size=(d, 3))
+    G = v @ v.T
+    K, B, N = _kernel(rng, n), _spd(rng, d), rng.normal(size=(n, d))
+    A = ridge_coef(decompose(K, G, B, N), 1e-3)
+    np.testing.assert_allclose(A, brute_force_ridge(K, G, B, N, 1e-3), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3])
+@pytest.mark.parametrize("dictionary, output_matrix", [
+    (Fourier(4), None),
+    (BSpline(9), None),
+    (Wavelet("db2", level=2), ScaleDecay(1.7)),
+    (BSpline(6), "spd"),
+])
+def test_estimator_equals_brute_force_kronecker(rng, missing, dictionary, output_matrix):
+    """End to end: the fitted coefficients solve the paper's dn x dn system with hand-made nu."""
+    X, Y, grid = make_problem(rng, n=14, m=33, missing=missing)
+    if output_matrix == "spd":
+        output_matrix = Matrix(_spd(rng, 6))
+    model = KPLRegressor(dictionary=dictionary, kernel=Gaussian(0.8), output_matrix=output_matrix, lam=3e-3)
+    model.fit(X, Y, locations=grid)
+    # centred responses, inner products by hand
+    mean = np.nanmean(Y, axis=0)
+    Yc = Y - mean
+    phi = model.dictionary_.evaluate(grid)
+    if missing:
+        m_i = np.isfinite(Yc).sum(1)
+        N = np.nan_to_num(Yc) @ phi / m_i[:, None]  # plug-in (1/m_i) sum_p y_ip phi(theta_ip), |Theta| = 1
+    else:
+        w = quadrature_weights(grid, (0.0, 1.0))
+        N = (Yc * w) @ phi
+    K = Gaussian(0.8)(X)
+    A_bf = brute_force_ridge(K, model.dictionary_.gram(), model.B_, N, 3e-3)
+    np.testing.assert_allclose(model.coef_, A_bf, rtol=1e-9, atol=1e-9 * np.abs(A_bf).max())
+    assert model.integration_ == ("plugin" if missing else "quadrature")
+
+
+def test_fourier_identity_equals_kernel_ridge_per_coefficient(rng):
+    """Orthonormal dictionary, B = I, fully observed: d independent KernelRidge fits (the paper's 1BE)."""
+    X, Y, grid = make_problem(rng, n=40, m=64)
+    lam, sigma = 1e-3, 0.7
+    model = KPLRegressor(dictionary=Fourier(6), kernel=Gaussian(sigma), lam=lam).fit(X, Y, locations=grid)
+    assert model.dictionary_.orthonormal
+    w = quadrature_weights(grid, (0.0, 1.0))
+    nu = ((Y - Y.mean(0)) * w) @ Fourier(6).fit(domain=(0, 1)).evaluate(grid)
+    n = X.shape[0]
+    Xnew = rng.uniform(-1, 1, size=(7, 3))
+    for l in range(nu.shape[1]):
+        kr = KernelRidge(alpha=n * lam, kernel="rbf", gamma=1 / (2 * sigma**2)).fit(X, nu[:, l])
+        np.testing.assert_allclose(model.predict_coefficients(Xnew)[:, l], kr.predict(Xnew), rtol=1e-8, atol=1e-10)
+
+
+def test_unobserved_values_do_not_matter(rng):
+    X, Y, grid = make_problem(rng, n=20, m=30, missing=0.25)
+    a = KPLRegressor(dictionary=Fourier(5), lam=1e-3).fit(X, Y, locations=grid)
+    mask = np.isnan(Y)
+    # the long form carries only observed points: build it from a corrupted dense copy and mask it again
+    Y2 = Y.copy()
+    Y2[mask] = 1e6
+    Y2[mask] = np.nan
+    b = KPLRegressor(dictionary=Fourier(5), lam=1e-3).fit(X, Y2, locations=grid)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    # and the plug-in inner products never read unobserved positions
+    obs = Observations.from_dense(Y, grid)
+    phi = Fourier(5).fit(domain=(0, 1)).evaluate(grid)
+    wts = (1.0 / obs.counts)[obs.index]
+    N1 = project_observations(obs, phi, wts)
+    dense_garbage = np.where(mask, 123.0, Y)
+    obs2 = Observations(obs.index, obs.location, dense_garbage[obs.index, obs.grid_index], obs.n_samples,
+                        obs.grid, obs.grid_index)
+    np.testing.assert_array_equal(N1, project_observations(obs2, phi, wts))
+
+
+def test_grid_and_point_projection_agree(rng):
+    X, Y, grid = make_problem(rng, n=10, m=20, missing=0.3)
+    obs = Observations.from_dense(Y, grid)
+    phi_grid = Fourier(3).fit(domain=(0, 1)).evaluate(grid)
+    wts = rng.uniform(size=obs.index.size)
+    a = project_observations(obs, phi_grid, wts)
+    irregular = Observations(obs.index, obs.location, obs.value, obs.n_samples)
+    b = project_observations(irregular, Fourier(3).fit(domain=(0, 1)).evaluate(obs.location), wts)
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_lambda_must_be_positive(rng):
+    with pytest.raises(ValueError, match="lam must be"):
+        ridge_coef(decompose(np.eye(2), np.eye(1), np.eye(1), np.ones((2, 1))), 0.0)
