@@ -20,6 +20,7 @@ estimator calls with the training responses.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any
@@ -479,23 +480,31 @@ class Wavelet(_GridDictionary):
         if n < 2:
             raise ValueError(f"resolution must be >= 2, got {n}")
         lo, hi = self.domain_
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # pywt warns when level > dwt_max_level
-            coeffs = pywt.wavedec(np.zeros(n), self.wavelet, mode=self.mode, level=level)
-            flat, slices = pywt.coeffs_to_array(coeffs)
-            atoms = np.empty((n, flat.size))
-            unit = np.zeros(flat.size)
-            for j in range(flat.size):
-                unit[j] = 1.0
-                c = pywt.array_to_coeffs(unit, slices, output_format="wavedec")
-                atoms[:, j] = pywt.waverec(c, self.wavelet, mode=self.mode)[:n]
-                unit[j] = 0.0
+        atoms, slices, lengths = _wavelet_atoms(self.wavelet, level, self.mode, n)
         self.pywt_scale_ = math.sqrt(n / (hi - lo))
         self.grid_ = np.linspace(lo, hi, n)
         self.values_ = atoms * self.pywt_scale_
         self.coeff_slices_ = slices
-        self.scales_ = np.concatenate([np.full(len(c), j) for j, c in enumerate(coeffs)]).astype(int)
+        self.scales_ = np.concatenate([np.full(k, j) for j, k in enumerate(lengths)]).astype(int)
         self.max_level_ = pywt.dwt_max_level(n, pywt.Wavelet(self.wavelet).dec_len)
+
+
+@functools.lru_cache(maxsize=64)
+def _wavelet_atoms(wavelet: str, level: int, mode: str, n: int) -> tuple[np.ndarray, Any, tuple[int, ...]]:
+    """Inverse DWTs of the unit coefficient vectors (cached: they depend only on the arguments)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pywt warns when level > dwt_max_level
+        coeffs = pywt.wavedec(np.zeros(n), wavelet, mode=mode, level=level)
+        flat, slices = pywt.coeffs_to_array(coeffs)
+        atoms = np.empty((n, flat.size))
+        unit = np.zeros(flat.size)
+        for j in range(flat.size):
+            unit[j] = 1.0
+            c = pywt.array_to_coeffs(unit, slices, output_format="wavedec")
+            atoms[:, j] = pywt.waverec(c, wavelet, mode=mode)[:n]
+            unit[j] = 0.0
+    atoms.flags.writeable = False
+    return atoms, slices, tuple(len(c) for c in coeffs)
 
 
 class FPCA(_GridDictionary):

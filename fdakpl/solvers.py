@@ -89,6 +89,7 @@ class RidgeDecomposition:
     B_half, B_mhalf : ``B^{1/2}``, ``B^{-1/2}``
     Nt : ``U^T N B^{1/2} V``, the rotated data
     n : number of samples
+    Vt_B_half, Vt_B_mhalf : ``V^T B^{1/2}`` and ``V^T B^{-1/2}`` (precomputed for the path)
     """
 
     s: np.ndarray
@@ -99,6 +100,8 @@ class RidgeDecomposition:
     B_mhalf: np.ndarray
     Nt: np.ndarray
     n: int
+    Vt_B_half: np.ndarray
+    Vt_B_mhalf: np.ndarray
 
     def spectrum(self, lam: float) -> np.ndarray:
         """Shrinkage factors ``s_i e_l / (s_i e_l + n lam)`` (their sum is the effective dof)."""
@@ -127,7 +130,7 @@ def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray) -> Rid
     e, V = np.linalg.eigh(0.5 * (C + C.T))
     e = np.clip(e, 0.0, None)
     Nt = U.T @ (N @ Bh) @ V
-    return RidgeDecomposition(s, U, e, V, Bh, Bmh, Nt, n)
+    return RidgeDecomposition(s, U, e, V, Bh, Bmh, Nt, n, V.T @ Bh, V.T @ Bmh)
 
 
 def _check_lam(lam: float) -> float:
@@ -150,8 +153,7 @@ def ridge_coef(dec: RidgeDecomposition, lam: float, *, times_B: bool = False) ->
     """
     lam = _check_lam(lam)
     At = dec.Nt / (np.outer(dec.s, dec.e) + dec.n * lam)
-    right = dec.B_half if times_B else dec.B_mhalf
-    return dec.U @ At @ (dec.V.T @ right)
+    return dec.U @ (At @ (dec.Vt_B_half if times_B else dec.Vt_B_mhalf))
 
 
 def ridge_sylvester(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray, lam: float,
