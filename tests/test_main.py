@@ -3,7 +3,7 @@ import sys
 
 import numpy as np
 
-from fdakpl.__main__ import main, holdout_errors
+from fdakpl.__main__ import holdout_errors, main
 
 
 def test_main_job_runs_end_to_end(tmp_path, capsys):

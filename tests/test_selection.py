@@ -1,0 +1,77 @@
+"""GCV, edf and leave-one-curve-out closed forms against brute-force refits."""
+
+import numpy as np
+import pytest
+
+from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, ScaleDecay
+from fdakpl.estimator import integration_weights
+from fdakpl.functional import Observations
+from fdakpl.selection import check_edge, kfold_path, ridge_path
+
+from .conftest import make_problem
+
+
+def _fit(X, Y, grid, lam, dic, B=None):
+    return KPLRegressor(dictionary=dic, kernel=Gaussian(0.9), output_matrix=B, lam=lam, center=False).fit(
+        X, Y, locations=grid)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3])
+@pytest.mark.parametrize("dic, B", [(Fourier(3), None), (BSpline(6), ScaleDecay(1.5))])
+def test_path_criteria_equal_brute_force(rng, missing, dic, B):
+    X, Y, grid = make_problem(rng, n=9, m=11, missing=missing)
+    obs = Observations.from_dense(Y, grid)
+    w, _ = integration_weights(obs, (0.0, 1.0))
+    lams = np.array([1e-4, 3e-2])
+    m = _fit(X, Y, grid, 1e-3, dic, B)
+    phi = m.dictionary_.evaluate(grid)
+    crit = ridge_path(m.decomposition_, phi, obs, w, lams)
+    n = X.shape[0]
+    for j, lam in enumerate(lams):
+        fit = _fit(X, Y, grid, lam, dic, B)
+        pred = fit.predict(X)
+        r = obs.value - pred[obs.index, obs.grid_index]
+        assert crit.train_mse[j] == pytest.approx(np.sum(w * r**2) / n, rel=1e-9)
+        # edf = trace of the smoother observed values -> fitted values at observed points (linear: unit responses)
+        tr = 0.0
+        for k in range(obs.index.size):
+            e = np.zeros_like(obs.value)
+            e[k] = 1.0
+            Yk = np.full(Y.shape, np.nan)
+            Yk[obs.index, obs.grid_index] = e
+            pk = _fit(X, Yk, grid, lam, dic, B).predict(X)
+            tr += pk[obs.index[k], obs.grid_index[k]]
+        assert crit.edf[j] == pytest.approx(tr, rel=1e-8)
+        assert crit.gcv[j] == pytest.approx(crit.train_mse[j] / (1 - tr / obs.index.size) ** 2, rel=1e-8)
+        # leave one curve out, penalty n*lam held fixed: lam' = n lam / (n - 1)
+        loo = 0.0
+        for i in range(n):
+            keep = np.delete(np.arange(n), i)
+            fi = _fit(X[keep], Y[keep], grid, lam * n / (n - 1), dic, B)
+            pi = fi.predict(X[[i]])[0]
+            sel = obs.index == i
+            loo += np.sum(w[sel] * (obs.value[sel] - pi[obs.grid_index[sel]]) ** 2)
+        assert crit.loo[j] == pytest.approx(loo / n, rel=1e-8)
+
+
+def test_edge_warning():
+    with pytest.warns(UserWarning, match="smallest value of its grid"):
+        assert check_edge(np.array([1e-3, 1e-2, 1e-1]), 0, "gcv")
+
+
+def test_kfold_is_reproducible_and_matches_manual_folds(rng):
+    X, Y, grid = make_problem(rng, n=24, m=15, missing=0.2)
+    est = KPLRegressor(dictionary=Fourier(3), kernel=Gaussian(1.0))
+    a = kfold_path(est, X, Y, lams=[1e-4, 1e-2], param_grid={"kernel__sigma": [0.5, 2.0]}, n_splits=4,
+                   random_state=3, n_jobs=1, progress_bar=False, fit_params={"locations": grid})
+    b = kfold_path(est, X, Y, lams=[1e-4, 1e-2], param_grid={"kernel__sigma": [0.5, 2.0]}, n_splits=4,
+                   random_state=3, n_jobs=2, progress_bar=False, fit_params={"locations": grid})
+    np.testing.assert_array_equal(a["scores"], b["scores"])  # parallel == sequential, bit for bit
+    from sklearn.model_selection import KFold
+
+    errs = []
+    for tr, te in KFold(4, shuffle=True, random_state=3).split(X):
+        m = KPLRegressor(dictionary=Fourier(3), kernel=Gaussian(2.0), lam=1e-2).fit(X[tr], Y[tr], locations=grid)
+        err = (m.predict(X[te]) - Y[te]) ** 2
+        errs.append(np.mean(np.nanmean(err, axis=1)))
+    assert a["scores"][1, 1] == pytest.approx(np.mean(errs), rel=1e-9)
