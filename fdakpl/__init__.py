@@ -12,7 +12,7 @@ True
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import datasets, dictionaries, functional, kernels, solvers
+from . import baselines, datasets, dictionaries, functional, kernels, solvers
 from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
 from .estimator import KPLRegressor
 from .kernels import Gaussian, Identity, IntegralGaussian, Laplace, Linear, Matrix, Product, ScaleDecay, Sum
@@ -41,6 +41,7 @@ __all__ = [
     "Sum",
     "Wavelet",
     "__version__",
+    "baselines",
     "datasets",
     "dictionaries",
     "functional",

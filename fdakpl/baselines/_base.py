@@ -1,0 +1,255 @@
+"""Shared machinery of the competitor estimators: input/response handling, centring, predict, score.
+
+Every competitor follows :class:`~fdakpl.KPLRegressor`'s conventions:
+``fit(X, Y, locations=None)`` with arrays, functional DataArrays (dense with
+NaN for unobserved points) or long DataFrames as responses, and
+``predict(X, at=None)`` returning curves at ``at`` (default: the training
+grid), labelled when the training response was labelled. Subclasses implement
+``_fit(Xv, Xw, obs, domain)`` on centred observations and
+``_predict_centered(Xv, Xw, theta)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from scipy.spatial.distance import cdist
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..functional import SAMPLE, Observations, interpolate_missing, quadrature_weights
+from ..preprocessing import InputSpec, MeanFunction, prepare_inputs, prepare_response
+
+__all__ = ["FunctionalBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
+
+
+def _check_number(value: Any, name: str, *, positive: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or (positive and value <= 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
+
+
+def _check_int(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def squared_distances(Xa: Any, Xb: Any, weights: Any) -> np.ndarray:
+    """Squared (L2 for curves, Euclidean for vectors) distances between two sets of prepared inputs.
+
+    ``Xa``, ``Xb`` and ``weights`` come from
+    :func:`~fdakpl.preprocessing.prepare_inputs`; for a mapping of terms the
+    squared distances of the terms are added.
+
+    Examples
+    --------
+    >>> squared_distances(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]), None)
+    array([[25.]])
+    """
+    if isinstance(Xa, dict):
+        out = None
+        for term, va in Xa.items():
+            d = squared_distances(va, Xb[term], (weights or {}).get(term))
+            out = d if out is None else out + d
+        assert out is not None
+        return out
+    A = np.asarray(Xa, dtype=float).reshape(len(Xa), -1)
+    B = np.asarray(Xb, dtype=float).reshape(len(Xb), -1)
+    if weights is not None:
+        sw = np.sqrt(np.asarray(weights, dtype=float).reshape(-1))
+        A, B = A * sw, B * sw
+    return cdist(A, B, "sqeuclidean")
+
+
+def curve_inputs(Xv: Any, Xw: Any, spec: InputSpec,
+                 method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[float, float]]:
+    """Functional inputs as (values ``(n, t)``, grid ``(t,)``, quadrature weights ``(t,)``, domain).
+
+    A functional DataArray keeps its location coordinate; a plain ``(n, t)``
+    array is read as curves observed at the midpoints ``(j + 0.5) / t`` of
+    ``[0, 1]`` (the convention of array responses).
+
+    Examples
+    --------
+    >>> from fdakpl.preprocessing import prepare_inputs
+    >>> vals, w, spec, _ = prepare_inputs(np.zeros((2, 4)))
+    >>> curve_inputs(vals, w, spec, "3BE")[1]
+    array([0.125, 0.375, 0.625, 0.875])
+    """
+    if spec.kind == "curve":
+        assert spec.grid is not None
+        grid = spec.grid
+        return np.asarray(Xv, dtype=float), grid, np.asarray(Xw, dtype=float), (float(grid[0]), float(grid[-1]))
+    if spec.kind == "array" and isinstance(Xv, np.ndarray) and Xv.ndim == 2:
+        t = Xv.shape[1]
+        grid = (np.arange(t) + 0.5) / t
+        return Xv, grid, quadrature_weights(grid, (0.0, 1.0)), (0.0, 1.0)
+    raise TypeError(
+        f"{method} regresses on input curves: pass X as a functional DataArray (sample, location) or an "
+        "(n_samples, n_locations) array of curves on a regular grid, not a mapping of terms or a 3-d array"
+    )
+
+
+def responses_on_grid(obs: Observations, domain: tuple[float, float],
+                      n_grid: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Responses completed on a grid by linear interpolation ("linear smoothing").
+
+    Dense responses keep their grid and have their NaN filled by linear
+    interpolation along the grid (constant beyond the first and last observed
+    points); irregular (long) responses are interpolated on a uniform grid of
+    ``n_grid`` points (default 100) of the domain.
+
+    Returns
+    -------
+    grid : numpy.ndarray, shape (m,)
+    values : numpy.ndarray, shape (n, m)
+
+    Examples
+    --------
+    >>> obs = Observations.from_dense(np.array([[1.0, np.nan, 3.0]]), np.array([0.0, 0.5, 1.0]))
+    >>> responses_on_grid(obs, (0.0, 1.0))[1]
+    array([[1., 2., 3.]])
+    """
+    if obs.grid is not None and obs.grid_index is not None:
+        return obs.grid, interpolate_missing(obs.to_dense(), obs.grid, "response")
+    grid = np.linspace(domain[0], domain[1], 100 if n_grid is None else int(n_grid))
+    out = np.empty((obs.n_samples, grid.size))
+    starts = np.searchsorted(obs.index, np.arange(obs.n_samples + 1))
+    for i in range(obs.n_samples):
+        loc, val = obs.location[starts[i]:starts[i + 1]], obs.value[starts[i]:starts[i + 1]]
+        order = np.argsort(loc, kind="stable")
+        out[i] = np.interp(grid, loc[order], val[order])
+    return grid, out
+
+
+class FunctionalBaseline(RegressorMixin, BaseEstimator):
+    """Base class of the competitors (not for direct use).
+
+    Subclasses store ``center``, ``domain`` and ``interpolate_inputs`` among
+    their parameters.
+    """
+
+    center: bool
+    domain: tuple[float, float] | None
+    interpolate_inputs: bool
+    #: name used in error messages
+    _method = "baseline"
+
+    # -- to be provided by subclasses -------------------------------------
+    def _check_params(self) -> None:  # pragma: no cover - trivial default
+        pass
+
+    def _fit(self, Xv: Any, Xw: Any, obs: Observations, domain: tuple[float, float]) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _predict_centered(self, Xv: Any, Xw: Any, theta: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    # -- public API -------------------------------------------------------
+    def fit(self, X: Any, Y: Any, locations: Any = None) -> FunctionalBaseline:
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like, DataArray or mapping of terms
+            Inputs (see :func:`~fdakpl.preprocessing.prepare_inputs`).
+        Y : DataArray, array or long DataFrame
+            Responses (see :func:`~fdakpl.preprocessing.prepare_response`);
+            NaN marks unobserved points.
+        locations : array-like, optional
+            Locations of the columns of an array ``Y``.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        if Y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)
+        obs, info = prepare_response(Y, locations, self.domain)
+        n = obs.n_samples
+        n_x = next(iter(Xv.values())).shape[0] if isinstance(Xv, dict) else Xv.shape[0]
+        if n_x != n:
+            raise ValueError(f"X has {n_x} samples but Y has {n}; they must describe the same samples")
+        if x_labels is not None and info.labels is not None and not np.array_equal(
+                np.asarray(x_labels).astype(str), np.asarray(info.labels).astype(str)):
+            raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
+                             "xr.align(X, Y, join='exact')")
+        if n < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 samples, got n_samples = {n}")
+        self.response_info_ = info
+        self.input_spec_ = spec
+        self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
+        if self.center:
+            self.mean_: MeanFunction | None = MeanFunction(obs, info.domain)
+            obs = obs.with_values(obs.value - self.mean_(obs.location))
+        else:
+            self.mean_ = None
+        self._fit(Xv, Xw, obs, info.domain)
+        if info.grid is not None:
+            self.grid_ = info.grid
+        else:
+            uniq = np.unique(obs.location)
+            self.grid_ = uniq if uniq.size <= 1000 else np.linspace(info.domain[0], info.domain[1], 200)
+        self.n_samples_fit_ = n
+        return self
+
+    def _inputs(self, X: Any) -> tuple[Any, Any, Any]:
+        check_is_fitted(self, "response_info_")
+        Xv, Xw, _, labels = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
+        return Xv, Xw, labels
+
+    def predict(self, X: Any, at: Any = None) -> Any:
+        """Predicted curves at ``at`` (default: the training grid).
+
+        Returns a labelled DataArray ``(sample, <location>)`` when the model
+        was fitted on a DataArray or a long DataFrame, else a NumPy array
+        (1-d for a 1-d training response).
+        """
+        Xv, Xw, labels = self._inputs(X)
+        theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
+        if theta.ndim != 1 or not np.all(np.isfinite(theta)):
+            raise ValueError("at must be a 1-d array of finite locations")
+        Yhat = self._predict_centered(Xv, Xw, theta)
+        if self.mean_ is not None:
+            Yhat = Yhat + self.mean_(theta)[None, :]
+        info = self.response_info_
+        if info.kind in {"dataarray", "long"}:
+            coords: dict[str, Any] = {info.location_dim: theta}
+            if labels is not None:
+                coords[SAMPLE] = labels
+            return xr.DataArray(Yhat, dims=(SAMPLE, info.location_dim), coords=coords, name=info.name)
+        if info.kind == "vector" and at is None:
+            return Yhat[:, 0]
+        return Yhat
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Integrated R^2 over the observed points of ``y`` (as :meth:`fdakpl.KPLRegressor.score`)."""
+        if sample_weight is not None:
+            raise NotImplementedError("sample_weight is not supported")
+        check_is_fitted(self, "response_info_")
+        info0 = self.response_info_
+        obs, info = prepare_response(y, info0.grid if info0.kind in {"array", "vector"} else None, info0.domain)
+        if obs.grid is None or obs.grid_index is None:
+            raise ValueError("score needs responses on a grid")
+        Yhat = np.asarray(self.predict(X, at=obs.grid), dtype=float)
+        Yhat = Yhat[:, None] if Yhat.ndim == 1 else Yhat
+        pred = Yhat[obs.index, obs.grid_index]
+        ybar = MeanFunction(obs, info.domain)(obs.location)
+        ss_tot = float(np.sum((obs.value - ybar) ** 2))
+        ss_res = float(np.sum((obs.value - pred) ** 2))
+        return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        tags.input_tags.allow_nan = False
+        return tags
