@@ -1,4 +1,4 @@
-"""Data sets: refund's DTI data (bundled) and the paper's simulated data.
+"""Data sets: refund's DTI data (through R's refund when installed, else bundled) and refund's others.
 
 Examples
 --------
@@ -8,6 +8,11 @@ Examples
 (382, 93, 55)
 """
 
-from ._dti import DTI_ACKNOWLEDGMENT, dti_first_visits, dti_from_columns, load_dti
+from ._dti import DTI_ACKNOWLEDGMENT, dti_first_visits, dti_from_columns, load_dti, load_refund, refund_available
 
-__all__ = ["DTI_ACKNOWLEDGMENT", "dti_first_visits", "dti_from_columns", "load_dti"]
+__all__ = ["DTI_ACKNOWLEDGMENT", "dti_first_visits", "dti_from_columns", "load_dti", "load_refund", "refund_available"]
+
+# the paper's toy data and corruptions (fdakpl.datasets.toy)
+from .toy import CORRUPTIONS, corrupt, make_toy, noise_for_snr, signal_to_noise
+
+__all__ += ["CORRUPTIONS", "corrupt", "make_toy", "noise_for_snr", "signal_to_noise"]

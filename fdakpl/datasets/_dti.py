@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from typing import Any
 
@@ -10,12 +11,17 @@ import xarray as xr
 
 from ..functional import SAMPLE
 
-__all__ = ["DTI_ACKNOWLEDGMENT", "dti_first_visits", "dti_from_columns", "load_dti"]
+__all__ = ["DTI_ACKNOWLEDGMENT", "dti_first_visits", "dti_from_columns", "load_dti", "load_refund", "refund_available"]
+
+_SOURCES = ("auto", "refund", "r", "rdata")
 
 DTI_ACKNOWLEDGMENT = "The MRI/DTI data were collected at Johns Hopkins University and the Kennedy-Krieger Institute."
 
 _SCALARS = ("ID", "visit", "visit.time", "Nscans", "case", "sex", "pasat")
 _CURVES = ("cca", "rcst")
+# R storage types of refund's columns (pasat is integer with NA, here float with NaN)
+_R_TYPES = {"ID": "double", "visit": "integer", "visit.time": "integer", "Nscans": "integer", "case": "double",
+            "pasat": "integer"}
 
 
 def bundled_path() -> str:
@@ -48,7 +54,7 @@ def dti_from_columns(columns: dict[str, Any], sample_labels: Any, source: str) -
     xarray.Dataset
     """
     labels = np.asarray(sample_labels).astype(str)
-    data_vars: dict[str, Any] = {}
+    data_vars: dict[str, Any] = {}  # R's column order: scalars, then curves
     for name in _CURVES:
         vals = np.asarray(columns[name], dtype=float)
         loc = f"{name}_loc"
@@ -71,8 +77,9 @@ def dti_from_columns(columns: dict[str, Any], sample_labels: Any, source: str) -
             else:
                 arr = np.asarray(col)
                 arr = arr.astype(float) if not np.issubdtype(arr.dtype, np.number) else arr
-            data_vars[key] = xr.DataArray(arr, dims=(SAMPLE,), attrs={"r_name": name})
-    ds = xr.Dataset(data_vars, coords={SAMPLE: labels})
+            data_vars[key] = xr.DataArray(arr, dims=(SAMPLE,), attrs={"r_name": name, "r_type": _R_TYPES[name]})
+    order = [name.replace(".", "_") for name in _SCALARS] + list(_CURVES)
+    ds = xr.Dataset({key: data_vars[key] for key in order}, coords={SAMPLE: labels})
     ds.attrs.update({
         "title": "DTI data of the R package refund",
         "source": source,
@@ -101,6 +108,50 @@ def _load_with_rdata(path: str) -> xr.Dataset:
     return dti_from_columns(cols, labels, source=f"bundled DTI.RData read with rdata ({path})")
 
 
+def _load_with_r(code: str, source: str) -> xr.Dataset:
+    from ..r import r_columns
+
+    columns, labels, _ = r_columns(code)
+    return dti_from_columns(columns, labels, source=source)
+
+
+def _r_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def refund_available() -> bool:
+    """Whether rpy2 works and R's library has the package refund.
+
+    Examples
+    --------
+    >>> isinstance(refund_available(), bool)
+    True
+    """
+    from ..r import _r, rpy2_available
+
+    if not rpy2_available():
+        return False
+    return bool(_r('nzchar(system.file(package = "refund"))')[0])
+
+
+def _require_refund() -> str:
+    from ..r import _r
+
+    if not refund_available():
+        from ..r import rpy2_available
+
+        if not rpy2_available():
+            from ..r import _INSTALL_HINT
+
+            raise ImportError("loading from refund goes through R: " + _INSTALL_HINT)
+        libs = ", ".join(str(v) for v in _r(".libPaths()"))
+        raise ModuleNotFoundError(
+            f"the R package refund is not installed in R's library ({libs}); install it in R with "
+            'install.packages("refund"), or load the bundled copy of DTI with load_dti(source="rdata")'
+        )
+    return str(_r('utils::packageDescription("refund")$Version')[0])
+
+
 def load_dti(source: str = "auto") -> xr.Dataset:
     """Load refund's DTI data as an xarray.Dataset.
 
@@ -111,25 +162,116 @@ def load_dti(source: str = "auto") -> xr.Dataset:
     (strings, levels in ``attrs``) and ``pasat`` (NaN for NA) share the
     ``sample`` dim, labelled by the curves' row names such as ``"1001_1"``.
     The data authors' acknowledgment is in ``attrs["acknowledgment"]``.
+    Every source gives the same Dataset; only ``attrs["source"]`` differs.
 
     Parameters
     ----------
-    source : {"auto", "rdata"}
-        ``"rdata"`` reads the bundled copy of refund's ``DTI.RData`` without R.
+    source : {"auto", "refund", "r", "rdata"}
+        ``"refund"``: R's ``data("DTI", package = "refund")`` through rpy2
+        (needs R, rpy2 and refund). ``"r"``: R's ``load()`` on the copy of
+        refund's ``DTI.RData`` bundled with fdakpl, through rpy2.
+        ``"rdata"``: the bundled copy read without R (package ``rdata``).
+        ``"auto"`` (default): ``"refund"`` when rpy2 starts R and refund is
+        installed there, else ``"rdata"`` (also when Python runs inside R
+        through reticulate, where rpy2 cannot start).
 
     Returns
     -------
     xarray.Dataset
+
+    Raises
+    ------
+    ImportError
+        ``"refund"`` or ``"r"`` without rpy2.
+    ModuleNotFoundError
+        ``"refund"`` without the R package refund.
 
     Examples
     --------
     >>> ds = load_dti()
     >>> int(ds.rcst.isnull().sum())
     738
+    >>> ds.equals(load_dti(source="rdata"))  # same data and labels whatever the source
+    True
     """
-    if source in {"auto", "rdata"}:
-        return _load_with_rdata(bundled_path())
-    raise ValueError(f"unknown source {source!r}; use 'auto' or 'rdata'")
+    if source not in _SOURCES:
+        raise ValueError(f"unknown source {source!r}; use one of {', '.join(map(repr, _SOURCES))}")
+    if source == "auto":
+        source = "refund" if refund_available() else "rdata"
+    if source == "refund":
+        version = _require_refund()
+        return _load_with_r('local({e <- new.env(); utils::data("DTI", package = "refund", envir = e); e$DTI})',
+                            source=f'R package refund {version}: data("DTI", package = "refund"), read with rpy2')
+    path = bundled_path()
+    if source == "r":
+        return _load_with_r(f"local({{e <- new.env(); load({_r_string(path)}, envir = e); e$DTI}})",
+                            source=f"bundled DTI.RData loaded by R and read with rpy2 ({path})")
+    return _load_with_rdata(path)
+
+
+def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
+    """Load one of refund's data sets through R (rpy2) as an xarray.Dataset.
+
+    Data frames convert with :func:`fdakpl.r.r_to_xarray` (matrix columns,
+    plain or ``I()``, become functional variables); a numeric matrix becomes
+    a Dataset with one functional variable named ``name``. For ``"DTI"``
+    prefer :func:`load_dti`, which also rescales the locations to ``[0, 1]``
+    and labels the variables.
+
+    Parameters
+    ----------
+    name : str
+        A data set of refund, e.g. ``"gasoline"``, ``"DTI2"``, ``"cd4"``.
+    grids : "index", "unit" or dict
+        Locations of matrix columns (see :func:`fdakpl.r.r_to_xarray`).
+
+    Returns
+    -------
+    xarray.Dataset
+
+    Raises
+    ------
+    ImportError
+        Without rpy2.
+    ModuleNotFoundError
+        Without the R package refund.
+    ValueError
+        If refund has no data set ``name``.
+    TypeError
+        If the data set is neither a data.frame nor a numeric matrix.
+
+    Examples
+    --------
+    >>> if refund_available():
+    ...     _ = load_refund("DTI")
+    """
+    from ..r import _r, r_to_xarray
+
+    version = _require_refund()
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z.][A-Za-z0-9._]*", name):
+        raise ValueError(f"{name!r} is not the name of an R data set")
+    listed = [str(v) for v in _r('utils::data(package = "refund")$results[, "Item"]')]
+    items = {item.split(" ")[0] for item in listed}
+    if name not in items:
+        raise ValueError(f"refund {version} has no data set {name!r}; it has: {', '.join(sorted(items))}")
+    code = (f'local({{e <- new.env(); utils::data({_r_string(name)}, package = "refund", envir = e); '
+            f'x <- get({_r_string(name)}, envir = e); '
+            f'if (is.matrix(x) && is.numeric(x)) x <- structure(list(x), names = {_r_string(name)}, '
+            'class = "data.frame", row.names = if (is.null(rownames(x))) .set_row_names(nrow(x)) else rownames(x)); '
+            'x})')
+    cls = [str(v) for v in _r(f"class({code})")]
+    if "data.frame" not in cls:
+        raise TypeError(
+            f"refund's {name!r} is an R object of class {cls}; load_refund converts data.frames and numeric "
+            "matrices only (use rpy2 directly for others)"
+        )
+    ds = r_to_xarray(code, grids=grids)
+    ds.attrs.update({"title": f"{name} data of the R package refund",
+                     "source": f'R package refund {version}: data("{name}", package = "refund"), read with rpy2',
+                     "license": "GPL (>= 2), as the R package refund"})
+    if name.startswith("DTI"):
+        ds.attrs["acknowledgment"] = DTI_ACKNOWLEDGMENT
+    return ds
 
 
 def dti_first_visits(ds: xr.Dataset | None = None) -> xr.Dataset:

@@ -1,0 +1,272 @@
+"""fdakpl.r (rpy2 converters, reticulate entry points) and the R loaders of the datasets."""
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+ro = pytest.importorskip("rpy2.robjects", reason="rpy2 is not importable (pip install 'fdakpl[r]', needs R)")
+
+from fdakpl import datasets, r  # noqa: E402
+from fdakpl.datasets._dti import bundled_path  # noqa: E402
+
+R_DTI = f'local({{e <- new.env(); load("{bundled_path()}", envir = e); e$DTI}})'
+
+# every kind of column the converters accept, with R's NA and NaN in each where R allows them
+R_MIXED = """data.frame(
+  num = c(1.5, NA, NaN, -2),
+  int = c(1L, NA, 3L, 4L),
+  int_full = 1:4,
+  lgl = c(TRUE, NA, FALSE, TRUE),
+  lgl_full = c(TRUE, FALSE, FALSE, TRUE),
+  chr = c("a", NA, "c", "d"),
+  fac = factor(c("lo", "hi", NA, "lo"), levels = c("lo", "mid", "hi")),
+  ord = factor(c("b", "a", "b", "a"), levels = c("b", "a"), ordered = TRUE),
+  day = as.Date("2020-01-01") + 0:3,
+  curve = I(matrix(c(1, NA, NaN, 4, 5, 6, 7, 8, NA, 10, 11, 12), 4,
+                   dimnames = list(NULL, c("t1", "t2", "t3")))),
+  counts = I(matrix(c(1L, 2L, NA, 4L, 5L, 6L, 7L, 8L), 4)),
+  row.names = c("s1", "s2", "s3", "s4"),
+  stringsAsFactors = FALSE
+)"""
+
+
+def r_identical(a, b) -> bool:
+    return bool(ro.baseenv["identical"](a, b)[0])
+
+
+def r_eval(code):
+    with ro.default_converter.context():
+        return ro.r(code)
+
+
+# --------------------------------------------------------------------------- a stand-in package "refund"
+
+
+@pytest.fixture(scope="module")
+def refund_library(tmp_path_factory):
+    """Install a minimal package named refund (DESCRIPTION + data/) into a temporary R library."""
+    root = tmp_path_factory.mktemp("refund")
+    pkg, lib = root / "refund", root / "lib"
+    (pkg / "data").mkdir(parents=True)
+    lib.mkdir()
+    (pkg / "DESCRIPTION").write_text(
+        "Package: refund\nVersion: 0.1-40\nTitle: Test Stand-in Holding Data of refund\n"
+        "Description: Test stand-in: refund's DTI data and two small data sets, so that\n"
+        "    data(\"DTI\", package = \"refund\") runs where refund cannot be installed.\n"
+        "License: GPL (>= 2)\n"
+    )
+    (pkg / "NAMESPACE").write_text("")
+    shutil.copy(bundled_path(), pkg / "data" / "DTI.RData")
+    r_eval(f"""local({{
+      sim <- data.frame(id = 1:5, g = factor(c("a", "b", "a", NA, "b")))
+      sim$Y <- I(matrix(seq(0.5, 7.5, by = 0.5)[1:15], 5))
+      sim$Y[2, 3] <- NA
+      save(sim, file = "{pkg / 'data' / 'sim.RData'}")
+      mat <- matrix(c(1, 2, NA, 4, 5, 6), 2, dimnames = list(c("u", "v"), NULL))
+      save(mat, file = "{pkg / 'data' / 'mat.RData'}")
+      lst <- list(a = 1)
+      save(lst, file = "{pkg / 'data' / 'lst.RData'}")
+    }})""")
+    rbin = r_eval("file.path(R.home('bin'), 'R')")[0]
+    subprocess.run([rbin, "CMD", "INSTALL", "--no-test-load", f"--library={lib}", str(pkg)],
+                   check=True, capture_output=True)
+    return str(lib)
+
+
+@pytest.fixture
+def with_refund(refund_library):
+    old = r_eval(".libPaths()")
+    ro.baseenv[".libPaths"](ro.StrVector([refund_library, *old]))
+    yield refund_library
+    ro.baseenv[".libPaths"](old)
+
+
+# --------------------------------------------------------------------------- converters
+
+
+def test_dti_round_trip_is_identical_in_r():
+    dti = r_eval(R_DTI)
+    ds = r.r_to_xarray(dti)
+    assert ds.sizes == {"sample": 382, "cca_loc": 93, "rcst_loc": 55}
+    assert ds.sample.values[0] == "1001_1"  # from the matrices' row names (row.names are automatic)
+    assert list(ds.cca_colname.values[:2]) == ["cca_1", "cca_2"]
+    np.testing.assert_array_equal(ds.rcst_loc.values, np.arange(1.0, 56.0))  # column index by default
+    assert int(ds.rcst.isnull().sum()) == 738 and int(ds.pasat.isnull().sum()) == int(
+        r_eval(f"sum(is.na({R_DTI}$pasat))")[0])
+    assert ds.sex.attrs["levels"] == ["male", "female"]
+    # same numbers as the rdata reader
+    ref = datasets.load_dti(source="rdata")
+    np.testing.assert_array_equal(ds.cca.values, ref.cca.values)
+    np.testing.assert_array_equal(ds["visit.time"].values, ref.visit_time.values)
+    assert r_identical(r.xarray_to_r(ds), dti)
+
+
+def test_mixed_columns_values_and_labels():
+    ds = r.r_to_xarray(R_MIXED)
+    assert list(ds.sample.values) == ["s1", "s2", "s3", "s4"]
+    np.testing.assert_array_equal(np.isnan(ds.num.values), [False, True, True, False])
+    assert ds.int.dtype == np.float64 and ds.int.attrs["r_type"] == "integer"
+    np.testing.assert_array_equal(ds.int.values, [1, np.nan, 3, 4])
+    assert ds.int_full.dtype == np.int32
+    assert ds.lgl_full.dtype == bool and ds.lgl.attrs["r_type"] == "logical"
+    np.testing.assert_array_equal(ds.lgl.values, [1, np.nan, 0, 1])
+    assert ds.chr.values[0] == "a" and isinstance(ds.chr.values[1], float) and np.isnan(ds.chr.values[1])
+    assert ds.fac.attrs["levels"] == ["lo", "mid", "hi"]  # unused level kept, order kept
+    assert ds.fac.values[1] == "hi" and np.isnan(ds.fac.values[2])
+    assert ds.ord.attrs["r_class"] == ["ordered", "factor"]
+    assert ds.day.attrs["r_class"] == ["Date"]
+    np.testing.assert_array_equal(ds.day.values, [18262.0, 18263.0, 18264.0, 18265.0])
+    assert ds.curve.dims == ("sample", "curve_loc") and ds.curve.attrs["r_class"] == ["AsIs"]
+    np.testing.assert_array_equal(np.isnan(ds.curve.values), [[0, 0, 1], [1, 0, 0], [1, 0, 0], [0, 0, 0]])
+    assert list(ds.curve_colname.values) == ["t1", "t2", "t3"]
+    assert ds.counts.attrs["r_type"] == "integer" and np.isnan(ds.counts.values[2, 0])
+
+
+def test_mixed_columns_round_trip_exactly():
+    df = r_eval(R_MIXED)
+    back = r.xarray_to_r(r.r_to_xarray(df))
+    assert r_identical(back, df)
+    # R's NA and NaN in a double column both read as NaN, and both come back as they were
+    ro.globalenv["back_"] = back
+    assert list(r_eval("c(is.na(back_$num[2]) && !is.nan(back_$num[2]), is.nan(back_$num[3]))")) == [True, True]
+
+
+def test_r_columns_gives_categoricals():
+    columns, labels, info = r.r_columns(R_MIXED)
+    assert isinstance(columns["fac"], pd.Categorical)
+    assert list(columns["fac"].categories) == ["lo", "mid", "hi"] and columns["fac"].codes[2] == -1
+    assert info["curve"]["colnames"] == ["t1", "t2", "t3"] and info[""]["r_row_names"] == "names"
+
+
+def test_grids():
+    unit = r.r_to_xarray(R_MIXED, grids="unit")
+    np.testing.assert_allclose(unit.curve_loc.values, [0.0, 0.5, 1.0])
+    given = r.r_to_xarray(R_MIXED, grids={"curve": [0.1, 0.2, 0.4]})
+    np.testing.assert_array_equal(given.curve_loc.values, [0.1, 0.2, 0.4])
+    np.testing.assert_array_equal(given.counts_loc.values, [1.0, 2.0])
+    with pytest.raises(ValueError, match="grid for 'curve' has 2 locations"):
+        r.r_to_xarray(R_MIXED, grids={"curve": [0.0, 1.0]})
+    with pytest.raises(ValueError, match="strictly increasing"):
+        r.r_to_xarray(R_MIXED, grids={"curve": [0.0, 1.0, 0.5]})
+
+
+def test_xarray_to_r_from_a_python_dataset():
+    ds = datasets.load_dti(source="rdata")
+    df = r.xarray_to_r(ds)
+    ro.globalenv["py_dti_"] = df
+    ro.globalenv["ref_dti_"] = r_eval(R_DTI)
+    assert list(r_eval("names(py_dti_)")) == list(r_eval("names(ref_dti_)"))  # visit_time -> visit.time
+    assert bool(r_eval("identical(unname(py_dti_$rcst), unname(ref_dti_$rcst))")[0])
+    assert bool(r_eval("identical(py_dti_$sex, ref_dti_$sex)")[0])
+    assert bool(r_eval("identical(rownames(py_dti_$cca), rownames(ref_dti_$cca))")[0])
+    assert bool(r_eval("identical(py_dti_$pasat, ref_dti_$pasat)")[0])  # integer with NA, as in refund
+    # all but the row names (refund's are automatic) and the column names (not kept by load_dti)
+    assert bool(r_eval("identical(lapply(py_dti_, unname), lapply(ref_dti_, unname))")[0])
+
+
+def test_converter_errors():
+    with pytest.raises(TypeError, match=r"expected an R data\.frame"):
+        r.r_to_xarray("matrix(1:4, 2)")
+    with pytest.raises(TypeError, match="column 'm' has R type 'character'"):
+        r.r_to_xarray('data.frame(m = I(matrix(c("a", "b"), 2)))')
+    with pytest.raises(TypeError, match="list column"):
+        r.r_to_xarray("local({d <- data.frame(a = 1:2); d$l <- list(1, 2); d})")
+    bad = xr.Dataset({"x": (("sample", "t", "u"), np.zeros((2, 2, 2)))})
+    with pytest.raises(ValueError, match="only \\('sample',\\) and"):
+        r.xarray_to_r(bad)
+    fac = xr.Dataset({"f": ("sample", np.array(["a", "z"]), {"levels": ["a", "b"]})})
+    with pytest.raises(ValueError, match="values \\['z'\\] that are not among its levels"):
+        r.xarray_to_r(fac)
+
+
+def test_missing_rpy2_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "rpy2.robjects", None)
+    with pytest.raises(ImportError, match=r'pip install "fdakpl\[r\]"'):
+        r.r_to_xarray(R_MIXED)
+    assert not r.rpy2_available()
+
+
+def test_not_inside_r_here():
+    assert not r.inside_r() and r.rpy2_available()
+
+
+# --------------------------------------------------------------------------- reticulate-side builder
+
+
+def test_dataset_from_columns_rebuilds_dti():
+    ref = datasets.load_dti(source="rdata")
+    columns = {"cca": ref.cca.values, "rcst": ref.rcst.values, "sex": np.where(ref.sex.values == "male", 1.0, 2.0),
+               "pasat": ref.pasat.values}
+    ds = dataset_from = r.dataset_from_columns(columns, ref.sample.values, levels={"sex": ["male", "female"]})
+    xr.testing.assert_equal(ds.rcst.drop_vars("rcst_loc"), ref.rcst.drop_vars("rcst_loc"))
+    np.testing.assert_array_equal(dataset_from.rcst_loc.values, ref.rcst_loc.values)
+    np.testing.assert_array_equal(ds.sex.values, ref.sex.values)
+    np.testing.assert_array_equal(ds.pasat.values, ref.pasat.values)
+
+
+def test_dataset_from_columns_errors():
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        r.dataset_from_columns({"a": np.zeros((3, 2)), "b": np.zeros(4)})
+    with pytest.raises(ValueError, match=r"codes outside 1\.\.2"):
+        r.dataset_from_columns({"f": [1.0, 3.0]}, levels={"f": ["x", "y"]})
+    with pytest.raises(ValueError, match="3 sample labels for 2 rows"):
+        r.dataset_from_columns({"a": [1.0, 2.0]}, sample_labels=["a", "b", "c"])
+    with pytest.raises(TypeError, match="column 'a' has dtype"):
+        r.dataset_from_columns({"a": np.array(["x", "y"])})
+
+
+# --------------------------------------------------------------------------- loaders
+
+
+def _without_source(ds):
+    ds = ds.copy()
+    ds.attrs.pop("source")
+    return ds
+
+
+def test_dti_sources_give_the_same_dataset(with_refund):
+    rdata = datasets.load_dti(source="rdata")
+    via_r = datasets.load_dti(source="r")
+    via_refund = datasets.load_dti(source="refund")
+    auto = datasets.load_dti()
+    assert "refund 0.1-40" in via_refund.attrs["source"] and auto.attrs["source"] == via_refund.attrs["source"]
+    assert "rdata" in rdata.attrs["source"] and "loaded by R" in via_r.attrs["source"]
+    for other in (via_r, via_refund, auto):
+        xr.testing.assert_identical(_without_source(other), _without_source(rdata))
+    assert via_refund.attrs["acknowledgment"] == datasets.DTI_ACKNOWLEDGMENT
+
+
+def test_without_refund():
+    assert not datasets.refund_available()
+    assert "rdata" in datasets.load_dti().attrs["source"]
+    with pytest.raises(ModuleNotFoundError, match="R package refund is not installed"):
+        datasets.load_dti(source="refund")
+    with pytest.raises(ModuleNotFoundError, match="R package refund is not installed"):
+        datasets.load_refund("DTI")
+    with pytest.raises(ValueError, match="unknown source 'cran'"):
+        datasets.load_dti(source="cran")
+
+
+def test_load_refund_other_data_sets(with_refund):
+    sim = datasets.load_refund("sim")
+    assert sim.Y.dims == ("sample", "Y_loc") and sim.Y.attrs["r_class"] == ["AsIs"]
+    expected = np.arange(0.5, 8.0, 0.5).reshape(3, 5).T.copy()
+    expected[1, 2] = np.nan
+    np.testing.assert_array_equal(sim.Y.values, expected)
+    assert sim.g.attrs["levels"] == ["a", "b"] and np.isnan(sim.g.values[3])
+    assert "refund 0.1-40" in sim.attrs["source"]
+    mat = datasets.load_refund("mat", grids="unit")
+    assert list(mat.sample.values) == ["u", "v"]
+    np.testing.assert_array_equal(mat.mat.values, [[1, np.nan, 5], [2, 4, 6]])
+    np.testing.assert_allclose(mat.mat_loc.values, [0, 0.5, 1])
+    dti = datasets.load_refund("DTI")
+    assert dti.attrs["acknowledgment"] == datasets.DTI_ACKNOWLEDGMENT
+    with pytest.raises(ValueError, match="no data set 'nothere'; it has: DTI, lst, mat, sim"):
+        datasets.load_refund("nothere")
+    with pytest.raises(TypeError, match="class \\['list'\\]"):
+        datasets.load_refund("lst")
