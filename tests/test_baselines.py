@@ -261,3 +261,18 @@ def test_sklearn_check_estimator(model):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_estimator(model)
+
+
+@pytest.mark.parametrize("model", ALL[1:], ids=lambda m: type(m).__name__)
+def test_predict_path_equals_refits(rng, model):
+    Xda, Yda = _curves(rng, missing=0.2)
+    lams = [1e-5, 3e-3, 0.2]
+    fitted = clone(model).set_params(lam=0.01).fit(Xda[:9], Yda[:9])
+    at = np.array([0.0, 0.37, 1.0])
+    path = fitted.predict_path(Xda[9:], lams, at=at)
+    assert path.shape == (3, 3, 3)
+    for k, lam in enumerate(lams):
+        ref = clone(model).set_params(lam=lam).fit(Xda[:9], Yda[:9]).predict(Xda[9:], at=at).values
+        np.testing.assert_allclose(path[k], ref, rtol=1e-7, atol=1e-9)
+    with pytest.raises(ValueError, match="lams"):
+        fitted.predict_path(Xda[9:], [0.0])

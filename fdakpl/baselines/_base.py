@@ -230,6 +230,27 @@ class FunctionalBaseline(RegressorMixin, BaseEstimator):
             return Yhat[:, 0]
         return Yhat
 
+    def _centered_path(self, Xv: Any, Xw: Any, theta: np.ndarray, lams: np.ndarray) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__} has no regularisation path")  # pragma: no cover
+
+    def predict_path(self, X: Any, lams: Any, at: Any = None) -> np.ndarray:
+        """Predictions for several ``lam`` from one fit, shape ``(len(lams), n_new, len(at))``.
+
+        The factorisations computed at fit time are reused, so a whole
+        regularisation path costs about one fit (what cross-validation over
+        ``lam`` needs). Equal to refitting with each ``lam``; ``at`` defaults
+        to the training grid; plain arrays are returned.
+        """
+        Xv, Xw, _ = self._inputs(X)
+        lams = np.atleast_1d(np.asarray(lams, dtype=float))
+        if lams.ndim != 1 or not np.all(np.isfinite(lams)) or np.any(lams <= 0):
+            raise ValueError("lams must be a 1-d array of finite numbers > 0")
+        theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
+        out = self._centered_path(Xv, Xw, theta, lams)
+        if self.mean_ is not None:
+            out = out + self.mean_(theta)[None, None, :]
+        return out
+
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Integrated R^2 over the observed points of ``y`` (as :meth:`fdakpl.KPLRegressor.score`)."""
         if sample_weight is not None:

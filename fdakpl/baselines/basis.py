@@ -150,11 +150,20 @@ class OneBasisEstimator(_ProjectionBase):
         K = self._kernel()(Xv, None, Xw)
         n = K.shape[0]
         self.coef_ = np.linalg.solve(K + n * float(self.lam) * np.eye(n), C)
-        self.X_fit_, self.X_weights_, self.K_ = Xv, Xw, K
+        self.X_fit_, self.X_weights_, self.K_, self.output_coef_ = Xv, Xw, K, C
 
     def _predict_centered(self, Xv: Any, Xw: Any, theta: np.ndarray) -> np.ndarray:
         Kn = self._kernel()(Xv, self.X_fit_, Xw)
         return (Kn @ self.coef_) @ self.dictionary_.evaluate(theta).T
+
+    def _centered_path(self, Xv: Any, Xw: Any, theta: np.ndarray, lams: np.ndarray) -> np.ndarray:
+        s, U = np.linalg.eigh(self.K_)
+        s = np.clip(s, 0.0, None)
+        UtC = U.T @ self.output_coef_
+        Kn = self._kernel()(Xv, self.X_fit_, Xw)
+        KnU, phi = Kn @ U, self.dictionary_.evaluate(theta).T
+        n = self.K_.shape[0]
+        return np.stack([KnU @ (UtC / (s + n * lam)[:, None]) @ phi for lam in lams])
 
 
 class TripleBasisEstimator(_ProjectionBase):
@@ -255,8 +264,16 @@ class TripleBasisEstimator(_ProjectionBase):
             self.weights_ = np.linalg.solve(R.T @ R + nlam * np.eye(J), R.T @ C)
         else:  # dual form, same solution
             self.weights_ = R.T @ np.linalg.solve(R @ R.T + nlam * np.eye(n), C)
-        self.input_coef_ = beta
+        self.input_coef_, self.features_, self.output_coef_ = beta, R, C
 
     def _predict_centered(self, Xv: Any, Xw: Any, theta: np.ndarray) -> np.ndarray:
         R = random_fourier_features(self._input_coefficients(Xv, Xw), self.omega_, self.offset_)
         return (R @ self.weights_) @ self.dictionary_.evaluate(theta).T
+
+    def _centered_path(self, Xv: Any, Xw: Any, theta: np.ndarray, lams: np.ndarray) -> np.ndarray:
+        U, s, Vt = np.linalg.svd(self.features_, full_matrices=False)
+        UtC = U.T @ self.output_coef_
+        Rn = random_fourier_features(self._input_coefficients(Xv, Xw), self.omega_, self.offset_)
+        RnV, phi = Rn @ Vt.T, self.dictionary_.evaluate(theta).T
+        n = self.features_.shape[0]
+        return np.stack([RnV @ ((s / (s**2 + n * lam))[:, None] * UtC) @ phi for lam in lams])

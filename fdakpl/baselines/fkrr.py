@@ -130,9 +130,12 @@ class FunctionalKRR(FunctionalBaseline):
         R = Y * sw  # gamma = alpha W^{1/2} solves K gamma S + n lam gamma = Y W^{1/2}
         I = np.eye(S.shape[0])
         if self.solver == "eig":
-            gamma = ridge_coef(decompose(K, S, I, R), float(self.lam))
+            self.decomposition_ = decompose(K, S, I, R)
+            gamma = ridge_coef(self.decomposition_, float(self.lam))
         else:
+            self.decomposition_ = None
             gamma = ridge_sylvester(K, S, I, R, float(self.lam))
+        self.S_, self.R_ = S, R
         self.coef_ = gamma / sw
         self.response_grid_, self.response_weights_ = grid, w
         self.X_fit_, self.X_weights_, self.K_ = Xv, Xw, K
@@ -141,3 +144,11 @@ class FunctionalKRR(FunctionalBaseline):
         Kn = self._kernel()(Xv, self.X_fit_, Xw)
         Kout = self._output_kernel()(self.response_grid_[:, None], theta[:, None])
         return (Kn @ self.coef_) @ (self.response_weights_[:, None] * Kout)
+
+    def _centered_path(self, Xv: Any, Xw: Any, theta: np.ndarray, lams: np.ndarray) -> np.ndarray:
+        if getattr(self, "decomposition_", None) is None:
+            self.decomposition_ = decompose(self.K_, self.S_, np.eye(self.S_.shape[0]), self.R_)
+        Kn = self._kernel()(Xv, self.X_fit_, Xw)
+        Kout = self._output_kernel()(self.response_grid_[:, None], theta[:, None])
+        right = np.sqrt(self.response_weights_)[:, None] * Kout  # W K_out applied to gamma W^{-1/2}
+        return np.stack([Kn @ ridge_coef(self.decomposition_, lam) @ right for lam in lams])

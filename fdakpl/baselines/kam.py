@@ -196,14 +196,16 @@ class KernelAdditiveModel(FunctionalBaseline):
         A_out = kam_output_gram(psi, w, k2(grid[:, None]))
         I = np.eye(psi.shape[1])
         if self.solver == "eig":
-            self.coef_ = ridge_coef(decompose(A_in, A_out, I, C), float(self.lam))
+            self.decomposition_ = decompose(A_in, A_out, I, C)
+            self.coef_ = ridge_coef(self.decomposition_, float(self.lam))
         else:
+            self.decomposition_ = None
             self.coef_ = ridge_sylvester(A_in, A_out, I, C, float(self.lam))
         self.components_, self.response_grid_, self.response_weights_ = psi, grid, w
         self.A_in_, self.A_out_, self.scores_ = A_in, A_out, C
         self.X_fit_ = X
 
-    def _predict_centered(self, Xv: Any, Xw: Any, theta: np.ndarray) -> np.ndarray:
+    def _new_parts(self, Xv: Any, Xw: Any, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         k1, k2, k3 = self._kernels()
         vals, grid, _, _ = curve_inputs(Xv, Xw, self.input_spec_, self._method)
         if self.input_points is not None:
@@ -211,4 +213,14 @@ class KernelAdditiveModel(FunctionalBaseline):
         A_new = kam_input_gram(vals, self.X_fit_, self.input_grid_, self.input_weights_, k1, k3)
         P = self.response_weights_[:, None] * self.components_
         out_basis = k2(theta[:, None], self.response_grid_[:, None]) @ P  # (len(theta), J)
+        return A_new, out_basis
+
+    def _predict_centered(self, Xv: Any, Xw: Any, theta: np.ndarray) -> np.ndarray:
+        A_new, out_basis = self._new_parts(Xv, Xw, theta)
         return (A_new @ self.coef_) @ out_basis.T
+
+    def _centered_path(self, Xv: Any, Xw: Any, theta: np.ndarray, lams: np.ndarray) -> np.ndarray:
+        if getattr(self, "decomposition_", None) is None:
+            self.decomposition_ = decompose(self.A_in_, self.A_out_, np.eye(self.A_out_.shape[0]), self.scores_)
+        A_new, out_basis = self._new_parts(Xv, Xw, theta)
+        return np.stack([A_new @ ridge_coef(self.decomposition_, lam) @ out_basis.T for lam in lams])
