@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from .functional import SAMPLE, Observations
+from .iterative import loss_location, point_design, resolve_solver, solve_kpl
 from .kernels import Gaussian, Kernel, check_spd, make_output_matrix
 from .preprocessing import MeanFunction, prepare_inputs, prepare_response
 from .solvers import decompose, project_observations, ridge_coef, ridge_sylvester
@@ -80,10 +81,34 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Regularisation ``lambda > 0``.
     center : bool, default True
         Centre the responses with the training mean function (as in the
-        paper) and add it back to predictions.
-    solver : {"eig", "sylvester"}
-        Eigendecompositions (whole lambda path; stable for singular Gram
-        matrices) or a Sylvester solver for one lambda.
+        paper) and add it back to predictions. With a loss other than the
+        square loss the centre is the pointwise location that minimises the
+        loss (:func:`fdakpl.iterative.loss_location`; median-like for
+        logcosh), so that outliers do not leak into it.
+    solver : {"auto", "eig", "sylvester", "exact_partial", "iterative"}
+        ``"eig"``: the plug-in closed form by eigendecompositions (whole
+        lambda path; stable for singular Gram matrices), the fastest;
+        ``"sylvester"``: the same closed form by a Sylvester solver for one
+        lambda; ``"exact_partial"``: the exact square-loss minimiser for
+        partially observed curves, with per-curve estimated Gram matrices
+        (the paper's ridge-iter-KPL, :func:`fdakpl.iterative.exact_partial_ridge`;
+        slower but more robust when curves are observed at few or uneven
+        locations -- paper section 4.3, "Link with ridge estimator");
+        ``"iterative"``: L-BFGS-B on the integral loss ``loss`` with estimated
+        gradients (:func:`fdakpl.iterative.kpl_iterative`), required for
+        losses other than the square loss. ``"auto"``: ``"eig"`` for the square
+        loss, ``"iterative"`` otherwise. On fully observed curves,
+        ``"exact_partial"`` and ``"iterative"`` use the quadrature Gram matrix
+        ``sum_p w_p phi(theta_p) phi(theta_p)^T`` where ``"eig"`` uses the
+        dictionary's exact Gram matrix.
+    loss : str or GroundLoss, default "square"
+        Ground loss of the integral functional loss (:mod:`fdakpl.losses`):
+        ``"square"``, ``"logcosh"`` / ``"logcosh(gamma)"`` (robust to
+        outliers: the paper's logcosh-KPL), ``"huber(delta)"``,
+        ``"pseudo_huber(delta)"``, or a :class:`~fdakpl.losses.GroundLoss`.
+    solver_options : dict, optional
+        Options of the iterative solvers: ``max_iter``, ``tol``, ``warn``
+        (both), ``memory``, ``init`` (``"iterative"``).
     integration : {"auto", "quadrature", "plugin"}
         How inner products ``<y_i, phi_l>`` are estimated; see
         :func:`integration_weights`.
@@ -93,6 +118,12 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
     interpolate_inputs : bool, default False
         Fill NaN in input curves by linear interpolation (with a warning)
         instead of raising.
+    approx : Nystroem or RandomFourierFeatures, optional
+        Approximate the kernel by an explicit feature map and solve in primal
+        form from streamed sufficient statistics (many curves, dask data):
+        fitting goes through :class:`fdakpl.approx.ApproxKPLRegressor`
+        (stored as ``approx_``; ``coef_`` is then the ``r x d`` primal weight
+        matrix; square loss only).
 
     Attributes
     ----------
@@ -107,6 +138,18 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
     mean_ : MeanFunction or None
     integration_ : str
         The integration mode used.
+    solver_ : str
+        The solver used (``"auto"`` resolved).
+    loss_ : GroundLoss
+    n_iter_ : int
+        Iterations of the iterative solvers (0 for the closed forms).
+    converged_ : bool
+        Whether the iterative solver reached its tolerance (True for the
+        closed forms); a ``ConvergenceWarning`` is emitted otherwise.
+    grad_norm_ : float or None
+        Norm of the objective's gradient at the solution (in the RKHS
+        geometry; see :class:`fdakpl.iterative.IterativeResult`); None for the
+        closed forms.
     grid_ : numpy.ndarray
         Default prediction locations.
     n_features_in_ : int
@@ -123,9 +166,10 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, dictionary: str | Dictionary = "auto", kernel: Kernel | None = None,
-                 output_matrix: Any = None, lam: float = 1e-3, center: bool = True, solver: str = "eig",
+                 output_matrix: Any = None, lam: float = 1e-3, center: bool = True, solver: str = "auto",
                  integration: str = "auto", domain: tuple[float, float] | None = None,
-                 interpolate_inputs: bool = False) -> None:
+                 interpolate_inputs: bool = False, loss: Any = "square",
+                 solver_options: dict[str, Any] | None = None, approx: Any = None) -> None:
         self.dictionary = dictionary
         self.kernel = kernel
         self.output_matrix = output_matrix
@@ -135,14 +179,18 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.integration = integration
         self.domain = domain
         self.interpolate_inputs = interpolate_inputs
+        self.loss = loss
+        self.solver_options = solver_options
+        self.approx = approx
 
     # ------------------------------------------------------------------
     def _kernel(self) -> Kernel:
         return Gaussian(1.0) if self.kernel is None else self.kernel
 
     def _check_params(self) -> None:
-        if self.solver not in {"eig", "sylvester"}:
-            raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")
+        resolve_solver(self.solver, self.loss)
+        if self.solver_options is not None and not isinstance(self.solver_options, dict):
+            raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
         lam = self.lam
         if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)):
             raise TypeError(f"lam must be a number > 0, got {lam!r}; choose it with fdakpl.FunctionalRegression")
@@ -173,6 +221,11 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         -------
         self
         """
+        if getattr(self, "approx", None) is not None:
+            from .approx import fit_approx
+
+            return fit_approx(self, X, Y, locations)
+        self.approx_ = None
         self._check_params()
         if Y is None:
             raise ValueError("KPLRegressor requires y to be passed, but the target y is None")
@@ -195,7 +248,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
 
         # centring
         if self.center:
-            self.mean_ = MeanFunction(obs, dom)
+            self.mean_ = MeanFunction(obs, dom) if self.loss == "square" else loss_location(obs, dom, self.loss)
             obs_c = obs.with_values(obs.value - self.mean_(obs.location))
         else:
             self.mean_ = None
@@ -217,12 +270,20 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.X_fit_, self.X_weights_ = Xv, Xw
         self.nu_ = N
 
-        if self.solver == "eig":
+        self.solver_, self.loss_ = resolve_solver(self.solver, self.loss)
+        self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
+        if self.solver_ == "eig":
             self.decomposition_ = decompose(K, G, B, N)
             self.coef_ = ridge_coef(self.decomposition_, self.lam)
-        else:
+        elif self.solver_ == "sylvester":
             self.decomposition_ = None
             self.coef_ = ridge_sylvester(K, G, B, N, self.lam)
+        else:  # "exact_partial" or "iterative": per-point estimated losses (fdakpl.iterative)
+            self.decomposition_ = None
+            res = solve_kpl(K, B, point_design(obs_c, phi, weights), self.lam, self.solver_, self.loss_,
+                            self.solver_options)
+            self.coef_ = res.coef
+            self.n_iter_, self.converged_, self.grad_norm_ = res.n_iter, res.converged, res.grad_norm
         self.coef_B_ = self.coef_ @ B
         self.K_ = K
         if info.grid is not None:
@@ -255,6 +316,8 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         (3, 3)
         """
         check_is_fitted(self, "coef_")
+        if getattr(self, "approx_", None) is not None:
+            return self.approx_.predict_coefficients(X)
         Xv, Xw, _, _ = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
         Kn = self._kernel()(Xv, self.X_fit_, Xw)
         return Kn @ self.coef_B_
@@ -273,6 +336,8 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         >>> m.predict(X[:2], at=[0.1, 0.5, 0.9]).shape
         (2, 3)
         """
+        if getattr(self, "approx_", None) is not None:
+            return self.approx_.predict(X, at)
         H = self.predict_coefficients(X)
         theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
         Yhat = H @ self.dictionary_.evaluate(theta).T
