@@ -21,9 +21,11 @@ Conventions of the conversion (R → xarray)
   stores), ``linspace(0, 1, m)`` (``grids="unit"``, what
   :func:`fdakpl.datasets.load_dti` uses) or an explicit grid; R's column names
   go to the coordinate ``x_colname`` on that dim.
-* Sample labels: the data.frame's row names, or, when they are automatic
-  (``1..n``), the row names of the matrix columns (refund's DTI labels its
-  curves ``"1001_1"`` so), else ``"1".."n"``.
+* Sample labels: the row names of the first matrix column that has them
+  (refund's DTI labels its curves ``"1001_1"`` so, and they survive row
+  subsetting, unlike automatic row names), else the data.frame's row names.
+  Row names that differ from the labels are kept in the coordinates
+  ``r_row_name`` (the data.frame's) and ``x_rowname`` (a matrix column's).
 * R ``NA`` and ``NaN`` both become ``NaN`` (the bits are kept, so a round trip
   gives R's ``NA`` back); integer and logical columns with ``NA`` become
   float (``attrs["r_type"]`` remembers the R type), character and factor
@@ -122,10 +124,21 @@ def _robjects() -> Any:
             "this Python runs inside R (reticulate); rpy2 cannot start a second R here. "
             "Convert on the R side (the fdakpl R package sends plain matrices and vectors)"
         )
+    import os
+
+    # rpy2 prepends R's library directories to LD_LIBRARY_PATH when it starts R. Child processes
+    # (joblib/loky workers, subprocesses) would then load the system libpython instead of this
+    # interpreter's and fail to import anything; R itself no longer needs it once loaded.
+    saved = os.environ.get("LD_LIBRARY_PATH")
     try:
         import rpy2.robjects as ro
     except ImportError as exc:
         raise ImportError(_INSTALL_HINT) from exc
+    finally:
+        if saved is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = saved
     return ro
 
 
@@ -190,8 +203,10 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
         characters, ``(n, m)`` float64 array for matrix columns.
     sample_labels : numpy.ndarray of str
     info : dict
-        Per column: ``r_type``, ``r_class``, ``colnames``, ``rownames``
-        (whether a matrix column had row names).
+        Per column: ``r_type``, ``r_class``, and for matrix columns
+        ``colnames`` and ``rownames`` (None when absent); under the key
+        ``""``: ``r_row_names`` (``"automatic"``, ``"integer"`` or ``"names"``) and
+        ``row_names``.
 
     Examples
     --------
@@ -230,7 +245,7 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
                     rown, coln = _maybe_strings(dimnames[0]), _maybe_strings(dimnames[1])
                 if rown is not None and matrix_rownames is None:
                     matrix_rownames = rown
-                meta.update(r_type=rtype, colnames=coln, rownames=rown is not None, matrix=True)
+                meta.update(r_type=rtype, colnames=coln, rownames=rown, matrix=True)
                 columns[name] = values
             elif "factor" in cls:
                 codes = np.array(x.memoryview(), dtype=np.int32)
@@ -258,13 +273,11 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
                 columns[name] = values
             info[name] = meta
         automatic = int(_rfun(".row_names_info")(df)[0]) < 0
-        if not automatic:
-            labels = np.array(_strings(_rfun("row.names")(df)), dtype=str)
-        elif matrix_rownames is not None:
-            labels = np.array(matrix_rownames, dtype=str)
-        else:
-            labels = np.array([str(i + 1) for i in range(n)])
-        info[""] = {"r_row_names": "automatic" if automatic else "names"}
+        row_names = [str(v) for v in _strings(_rfun("row.names")(df))]
+        labels = np.array(matrix_rownames if matrix_rownames is not None else row_names, dtype=str)
+        integer = str(_r("function(d) typeof(attr(d, 'row.names'))")(df)[0]) == "integer"
+        kind = "automatic" if automatic else ("integer" if integer else "names")
+        info[""] = {"r_row_names": kind, "row_names": row_names}
     return columns, labels, info
 
 
@@ -322,8 +335,10 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
             coords: dict[str, Any] = {loc: _grid_for(name, values.shape[1], grids)}
             if meta["colnames"] is not None:
                 coords[f"{name}_colname"] = (loc, np.array(meta["colnames"], dtype=str))
-            if not meta["rownames"]:
+            if meta["rownames"] is None:
                 attrs["r_rownames"] = "none"
+            elif meta["rownames"] != labels.tolist():
+                coords[f"{name}_rowname"] = (SAMPLE, np.array(meta["rownames"], dtype=str))
             data_vars[name] = xr.DataArray(values, dims=(SAMPLE, loc), coords=coords, attrs=attrs)
             continue
         if "levels" in meta:
@@ -340,6 +355,8 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
         data_vars[name] = xr.DataArray(values, dims=(SAMPLE,), attrs=attrs)
     ds = xr.Dataset(data_vars, coords={SAMPLE: labels})
     ds.attrs["r_row_names"] = info[""]["r_row_names"]
+    if info[""]["r_row_names"] != "automatic" and info[""]["row_names"] != labels.tolist():
+        ds = ds.assign_coords(r_row_name=(SAMPLE, np.array(info[""]["row_names"], dtype=str)))
     return ds
 
 
@@ -467,7 +484,13 @@ def xarray_to_r(ds: xr.Dataset) -> Any:
                 vec = _r_vector(np.asarray(da.values), rtype, str(name))
                 colname = f"{name}_colname"
                 coln = ro.StrVector([str(v) for v in ds[colname].values]) if colname in da.coords else ro.NULL
-                rown = ro.NULL if da.attrs.get("r_rownames") == "none" else ro.StrVector(labels)
+                rowname = f"{name}_rowname"
+                if rowname in da.coords:
+                    rown = ro.StrVector([str(v) for v in da[rowname].values])
+                elif da.attrs.get("r_rownames") == "none":
+                    rown = ro.NULL
+                else:
+                    rown = ro.StrVector(labels)
                 dimnames = ro.NULL if (rown is ro.NULL and coln is ro.NULL) else _rfun("list")(rown, coln)
                 vec = _rfun("structure")(vec, dim=ro.IntVector([n, da.sizes[loc]]), dimnames=dimnames)
                 cls = _classes_attr(da)
@@ -480,10 +503,14 @@ def xarray_to_r(ds: xr.Dataset) -> Any:
                 )
             cols.append(vec)
             names.append(rname)
-        if ds.attrs.get("r_row_names") == "automatic":
+        names_ = [str(v) for v in ds["r_row_name"].values] if "r_row_name" in ds.coords else labels
+        kind = ds.attrs.get("r_row_names")
+        if kind == "automatic":
             row_names = ro.IntVector([_INT_NA, -n])
+        elif kind == "integer" and all(v.lstrip("-").isdigit() for v in names_):
+            row_names = ro.IntVector([int(v) for v in names_])
         else:
-            row_names = ro.StrVector(labels)
+            row_names = ro.StrVector(names_)
         out = _rfun("structure")(_rfun("list")(*cols), names=ro.StrVector(names),
                                  **{"class": ro.StrVector(["data.frame"]), "row.names": row_names})
         return out

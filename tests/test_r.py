@@ -106,6 +106,18 @@ def test_dti_round_trip_is_identical_in_r():
     assert r_identical(r.xarray_to_r(ds), dti)
 
 
+def test_subset_keeps_curve_labels_and_row_names():
+    sub = r_eval(f"local({{d <- {R_DTI}; d[d$case == 1 & d$visit == 1, ][1:3, ]}})")
+    ds = r.r_to_xarray(sub)
+    assert list(ds.sample.values) == ["2001_1", "2002_1", "2003_1"]  # the curves' labels, not "43", "48", ...
+    assert list(ds.r_row_name.values) == list(r_eval("row.names")(sub))
+    assert r_identical(r.xarray_to_r(ds), sub)
+    relabelled = r_eval(f"local({{d <- {R_DTI}[1:2, ]; rownames(d$cca) <- c('a', 'b'); d}})")
+    ds = r.r_to_xarray(relabelled)
+    assert list(ds.sample.values) == ["a", "b"] and list(ds.rcst_rowname.values) == ["1001_1", "1002_1"]
+    assert r_identical(r.xarray_to_r(ds), relabelled)
+
+
 def test_mixed_columns_values_and_labels():
     ds = r.r_to_xarray(R_MIXED)
     assert list(ds.sample.values) == ["s1", "s2", "s3", "s4"]

@@ -1,0 +1,4 @@
+library(testthat)
+library(fdakpl)
+
+test_check("fdakpl")
