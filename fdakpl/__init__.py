@@ -14,8 +14,11 @@ from importlib.metadata import PackageNotFoundError, version
 
 from . import baselines, datasets, dictionaries, functional, kernels, solvers
 from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
+from .diagnostics import excess_risk_bound
 from .estimator import KPLRegressor
 from .kernels import Gaussian, Identity, IntegralGaussian, Laplace, Linear, Matrix, Product, ScaleDecay, Sum
+from .regression import FunctionalRegression
+from .results import FunctionalRegressionResults
 
 try:
     __version__ = version("fdakpl")
@@ -26,6 +29,8 @@ __all__ = [
     "FPCA",
     "BSpline",
     "Fourier",
+    "FunctionalRegression",
+    "FunctionalRegressionResults",
     "Gaussian",
     "Identity",
     "IntegralGaussian",
@@ -44,6 +49,7 @@ __all__ = [
     "baselines",
     "datasets",
     "dictionaries",
+    "excess_risk_bound",
     "functional",
     "kernels",
     "make_dictionary",

@@ -213,7 +213,7 @@ class _Combination(Kernel):
         for k, v in kernels.items():
             if not isinstance(v, Kernel):
                 raise TypeError(f"kernel for term {k!r} must be a Kernel, got {type(v).__name__}")
-        self.kernels = dict(kernels)
+        self.kernels = kernels
 
     def __call__(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
         if not isinstance(X, Mapping):

@@ -72,3 +72,92 @@ def plot_predictions(observed: xr.DataArray, predicted: xr.DataArray, samples: A
     if title:
         fig.suptitle(title, fontsize=11)
     return fig
+
+
+def plot_overview(res: Any, samples: Any = None, bands: Any = None):
+    """Four panels: observed vs fitted curves, pointwise R^2, the lambda path, the leading atoms.
+
+    Parameters
+    ----------
+    res : FunctionalRegressionResults
+    samples : sequence, optional
+        Training sample labels to draw (default: four spread over the data).
+    bands : (lower, upper), optional
+        Bands for the drawn samples.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> from fdakpl import FunctionalRegression, datasets
+    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+    ...                            progress=False).fit()
+    >>> fig = plot_overview(res)
+    >>> [ax.get_title() for ax in fig.axes][1]
+    'Pointwise $R^2(\\\\theta)$'
+    """
+    import matplotlib.pyplot as plt
+
+    Y = res.response
+    dim = res.response_dim
+    fitted = res.fitted
+    labels = list(Y[SAMPLE].values)
+    if samples is None:
+        samples = [labels[i] for i in np.linspace(0, len(labels) - 1, 4).astype(int)]
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), constrained_layout=True)
+    ax = axes[0, 0]
+    for k, lab in enumerate(samples):
+        c = f"C{k}"
+        o, f = Y.sel({SAMPLE: lab}), fitted.sel({SAMPLE: lab})
+        if bands is not None:
+            ax.fill_between(f[dim].values, bands[0].sel({SAMPLE: lab}).values, bands[1].sel({SAMPLE: lab}).values,
+                            color=c, alpha=0.15, lw=0)
+        ax.plot(o[dim].values, o.values, "o", ms=2.5, color=c, alpha=0.7)
+        ax.plot(f[dim].values, f.values, "-", lw=1.5, color=c, label=str(lab))
+    ax.set_title("Observed (points) and fitted (lines)")
+    ax.set_xlabel(dim)
+    ax.set_ylabel(str(Y.name))
+    ax.legend(fontsize=7, frameon=False, ncol=2)
+    ax = axes[0, 1]
+    r2 = res.r2_pointwise
+    ax.plot(r2[dim].values, r2.values, "-", color="C0")
+    ax.axhline(res.r2, color="0.4", ls="--", lw=1, label=f"integrated $R^2$ = {res.r2:.3f}")
+    ax.set_title("Pointwise $R^2(\\theta)$")
+    ax.set_xlabel(dim)
+    ax.set_ylim(min(0.0, float(np.nanmin(r2.values)) - 0.05), 1.0)
+    ax.legend(fontsize=8, frameon=False)
+    ax = axes[1, 0]
+    if res.criteria is not None and res.criteria.lams.size > 1:
+        c = res.criteria
+        ax.loglog(c.lams, c.gcv, "-", label="GCV")
+        ax.loglog(c.lams, c.loo, "--", label="leave-one-curve-out")
+        ax.loglog(c.lams, c.train_mse, ":", label="training error")
+    elif res.cv_result is not None:
+        i = res.cv_result["best_index"][0]
+        ax.loglog(res.cv_result["lams"], res.cv_result["scores"][i], "-", label=f"{res.model.cv}-fold CV")
+    ax.axvline(res.lam, color="C3", lw=1, label=f"chosen $\\lambda$ = {res.lam:.2g}")
+    lam_star = res.diagnostics()["lambda_star"]
+    lo, hi = ax.get_xlim()
+    if np.isfinite(lam_star) and lo <= lam_star <= hi:
+        ax.axvline(lam_star, color="0.3", lw=1, ls="-.", label="$\\lambda^*$ (Prop. 5)")
+    ax.set_title("Regularisation path")
+    ax.set_xlabel("$\\lambda$")
+    ax.legend(fontsize=7, frameon=False)
+    ax = axes[1, 1]
+    dic = res.estimator.dictionary_
+    lo, hi = dic.domain_
+    t = np.linspace(lo, hi, 400)
+    phi = dic.evaluate(t)
+    order = np.lexsort((np.arange(dic.n_atoms_), dic.scales_))[:6]
+    for k, j in enumerate(order):
+        ax.plot(t, phi[:, j], lw=1.2, color=f"C{k}", label=f"atom {j} (scale {dic.scales_[j]})")
+    ax.set_title(f"Leading atoms: {type(dic).__name__}, d = {dic.n_atoms_}")
+    ax.set_xlabel(dim)
+    ax.legend(fontsize=7, frameon=False, ncol=2)
+    for a in axes.ravel():
+        a.grid(alpha=0.3, lw=0.5)
+    fig.suptitle(res.model.formula, fontsize=11)
+    return fig

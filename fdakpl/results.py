@@ -1,0 +1,457 @@
+"""``FunctionalRegressionResults``: predictions, summaries, diagnostics, bands and tests of a fitted model."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from .diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
+from .estimator import integration_weights
+from .functional import SAMPLE, Observations, validate_functional
+
+__all__ = ["FunctionalRegressionResults"]
+
+
+class FunctionalRegressionResults:
+    """Results of :meth:`fdakpl.FunctionalRegression.fit`.
+
+    Attributes
+    ----------
+    model : FunctionalRegression
+        The model (formula, data, options).
+    estimator : KPLRegressor
+        The fitted array-level estimator.
+    lam : float
+        The regularisation used, chosen as ``lam_how`` says.
+    solver, solver_reason : str
+        Which solver ran and why.
+    criteria : PathCriteria or None
+        GCV / LOO / edf along the lambda grid (closed-form solvers).
+    cv_result : dict or None
+        K-fold CV scores when ``lam="cv"``.
+    notes : list of str
+        Warnings and remarks gathered while fitting (shown in the summary).
+
+    Examples
+    --------
+    >>> from fdakpl import FunctionalRegression, datasets
+    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), dictionary="db3", levels=4,
+    ...                            interpolate_inputs=True, progress=False).fit()
+    >>> res.resid.dims
+    ('sample', 'rcst_loc')
+    """
+
+    def __init__(self, *, model: Any, estimator: Any, kernels: dict, solver: str, solver_reason: str, lam: float,
+                 lam_how: str, lam_grid: np.ndarray | None, criteria: Any, cv_result: dict | None,
+                 lam_on_edge: bool, notes: list[str], fit_seconds: float) -> None:
+        self.model = model
+        self.estimator = estimator
+        self.kernels = kernels
+        self.solver = solver
+        self.solver_reason = solver_reason
+        self.lam = float(lam)
+        self.lam_how = lam_how
+        self.lam_grid = lam_grid
+        self.criteria = criteria
+        self.cv_result = cv_result
+        self.lam_on_edge = lam_on_edge
+        self.notes = notes
+        self.fit_seconds = fit_seconds
+        self._cache: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ data views
+    @property
+    def response(self) -> xr.DataArray:
+        """The training response (sample × location, NaN = unobserved)."""
+        p = self.model.parsed
+        return validate_functional(self.model.data[p.response], p.response)
+
+    @property
+    def response_dim(self) -> str:
+        return self.model.parsed.response_dim
+
+    def _obs(self) -> Observations:
+        if "obs" not in self._cache:
+            Y = self.response
+            self._cache["obs"] = Observations.from_dense(Y.values, Y[self.response_dim].values)
+        return self._cache["obs"]
+
+    # ------------------------------------------------------------------ predictions
+    def predict(self, newdata: Any = None, at: Any = None) -> xr.DataArray:
+        """Predicted curves for ``newdata`` (default: the training data) at ``at`` (default: response grid).
+
+        Parameters
+        ----------
+        newdata : xarray.Dataset, optional
+            Must hold the formula's inputs; the response is not needed.
+        at : array-like, optional
+            Locations at which to evaluate the predicted curves.
+
+        Returns
+        -------
+        xarray.DataArray
+            ``(sample, <response location dim>)``.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> ds = datasets.dti_first_visits()
+        >>> res = FunctionalRegression("rcst ~ cca", ds, interpolate_inputs=True, progress=False).fit()
+        >>> res.predict(ds.isel(sample=[0, 1]), at=[0.0, 0.5, 1.0]).shape
+        (2, 3)
+        """
+        from .formula import _as_dataset
+
+        import warnings
+
+        ds = self.model.data if newdata is None else _as_dataset(newdata)
+        X = self.model.parsed.inputs(ds)
+        with warnings.catch_warnings():
+            if newdata is None:  # already reported when fitting
+                warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
+            pred = self.estimator.predict(X, at=at)
+        if not isinstance(pred, xr.DataArray):
+            theta = self.estimator.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
+            pred = xr.DataArray(pred, dims=(SAMPLE, self.response_dim), coords={self.response_dim: theta})
+        pred = pred.rename({d: self.response_dim for d in pred.dims if d not in (SAMPLE,) and d != self.response_dim})
+        if SAMPLE in ds.coords:
+            pred = pred.assign_coords({SAMPLE: ds[SAMPLE].values})
+        return pred.rename(self.model.parsed.response)
+
+    @property
+    def fitted(self) -> xr.DataArray:
+        """Fitted curves of the training samples on the response grid."""
+        if "fitted" not in self._cache:
+            self._cache["fitted"] = self.predict()
+        return self._cache["fitted"]
+
+    @property
+    def resid(self) -> xr.DataArray:
+        """Residuals ``y - fitted`` (NaN where the response is unobserved)."""
+        return (self.response - self.fitted).rename(f"{self.model.parsed.response}_resid")
+
+    @property
+    def coef(self) -> xr.DataArray:
+        """Representer coefficients ``alpha`` (sample × atom), with each atom's scale."""
+        est = self.estimator
+        d = est.coef_.shape[1]
+        return xr.DataArray(est.coef_, dims=(SAMPLE, "atom"),
+                            coords={SAMPLE: self.response[SAMPLE].values, "atom": np.arange(d),
+                                    "scale": ("atom", est.dictionary_.scales_)}, name="alpha")
+
+    @property
+    def mean_function(self) -> xr.DataArray:
+        """The training mean function on the response grid (zero when ``center=False``)."""
+        grid = self.response[self.response_dim].values
+        vals = self.estimator.mean_(grid) if self.estimator.mean_ is not None else np.zeros(grid.size)
+        return xr.DataArray(vals, dims=(self.response_dim,), coords={self.response_dim: grid}, name="mean")
+
+    def _at_lam(self):
+        if "at_lam" not in self._cache:
+            from .regression import _criteria
+
+            est = self.estimator
+            self._cache["at_lam"] = (_criteria(est, self.response, np.array([self.lam]))
+                                     if getattr(est, "decomposition_", None) is not None else None)
+        return self._cache["at_lam"]
+
+    @property
+    def edf(self) -> float:
+        """Effective degrees of freedom (trace of the smoother; NaN for iterative solvers)."""
+        c = self._at_lam()
+        return float(c.edf[0]) if c is not None else float("nan")
+
+    @property
+    def train_mse(self) -> float:
+        """Training MSE: mean over curves of the mean squared residual over observed points."""
+        r = self.resid.values
+        return float(np.mean(np.nanmean(r**2, axis=1)))
+
+    @property
+    def r2(self) -> float:
+        """Integrated R^2 over all observed points (against the pointwise training mean)."""
+        Y = self.response.values
+        r = self.resid.values
+        tot = np.nansum((Y - np.nanmean(Y, axis=0)) ** 2)
+        return float(1.0 - np.nansum(r**2) / tot)
+
+    @property
+    def r2_pointwise(self) -> xr.DataArray:
+        """Pointwise R^2(theta) over the curves observed at each location."""
+        Y = self.response.values
+        r = self.resid.values
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tot = np.nansum((Y - np.nanmean(Y, axis=0)) ** 2, axis=0)
+            vals = 1.0 - np.nansum(r**2, axis=0) / tot
+        grid = self.response[self.response_dim].values
+        return xr.DataArray(np.where(tot > 0, vals, np.nan), dims=(self.response_dim,),
+                            coords={self.response_dim: grid}, name="R2")
+
+    # ------------------------------------------------------------------ diagnostics
+    def diagnostics(self, eta: float = 0.05) -> dict[str, Any]:
+        """Constants of section 5, lambda*, the excess-risk bound and its terms, representation error.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> sorted(res.diagnostics())[:3]
+        ['C_phi', 'L', 'M']
+        """
+        key = f"diag{eta}"
+        if key in self._cache:
+            return self._cache[key]
+        est = self.estimator
+        obs = self._obs()
+        lo, hi = est.dictionary_.domain_
+        fine = np.linspace(lo, hi, 2001)
+        M = float(np.abs(est.dictionary_.evaluate(np.union1d(fine, obs.grid))).max())
+        dc = dictionary_constants(est.gram_, M)
+        kernel = est._kernel()
+        kappa = float(kernel.diagonal_bound() * np.linalg.eigvalsh(est.B_).max())
+        yc = obs.value - (est.mean_(obs.location) if est.mean_ is not None else 0.0)
+        L = float(np.abs(yc).max())
+        A = est.coef_
+        R = float(np.sqrt(max(np.sum(A * (est.K_ @ A @ est.B_)), 0.0))) if hasattr(est, "K_") else float("nan")
+        n = obs.n_samples
+        d = int(est.dictionary_.n_atoms_)
+        counts = obs.counts
+        fully = obs.fully_observed
+        m_used = None if fully else float(counts.min())
+        bound = excess_risk_bound(n, d, kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta) \
+            if np.isfinite(kappa) and np.isfinite(R) else None
+        lam_star = lambda_star(n, d, kappa, dc["C_phi"], eta, partial=not fully) if np.isfinite(kappa) else np.nan
+        w, _ = integration_weights(obs.with_values(yc), est.response_info_.domain, est.integration_)
+        rep = representation_error(est.dictionary_.evaluate(obs.grid)[obs.grid_index], obs.with_values(yc), w)
+        out = {
+            "c_phi": dc["c_phi"], "C_phi": dc["C_phi"], "normed": dc["normed"], "riesz": dc["riesz"],
+            "gram_condition": dc["condition"], "kappa": kappa, "M": M, "L": L, "R": R, "n": n, "d": d,
+            "m_min": int(counts.min()), "m_mean": float(counts.mean()), "fully_observed": fully,
+            "eta": eta, "lambda_star": lam_star, "lambda_over_lambda_star": self.lam / lam_star if lam_star else np.nan,
+            "bound": bound, "domain_length": hi - lo,
+            "representation_error_median": float(np.median(rep)), "representation_error_max": float(rep.max()),
+            "consistent_regime": None if fully else bool(counts.min() >= np.sqrt(n)),
+        }
+        self._cache[key] = out
+        return out
+
+    # ------------------------------------------------------------------ summary
+    def summary(self, eta: float = 0.05):
+        """FDA-style summary (statsmodels ``Summary``: ``print()`` it, or ``.as_html()``).
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> "Excess-risk diagnostics" in str(res.summary())
+        True
+        """
+        from .summary import build_summary
+
+        return build_summary(self, eta)
+
+    def _repr_html_(self) -> str:
+        try:
+            return self.summary().as_html()
+        except Exception as err:  # never break a notebook display
+            return f"<pre>{html.escape(repr(self))}\n(summary failed: {html.escape(str(err))})</pre>"
+
+    def __repr__(self) -> str:
+        est = self.estimator
+        return (f"<FunctionalRegressionResults {self.model.formula!r}: n={self._obs().n_samples}, "
+                f"d={est.dictionary_.n_atoms_}, lambda={self.lam:.3g} ({self.lam_how}), solver={self.solver}>")
+
+    # ------------------------------------------------------------------ plots
+    def plot(self, samples: Any = None, bands: Any = None):
+        """Overview figure: observed vs fitted curves, pointwise R^2, the lambda path, leading atoms.
+
+        Parameters
+        ----------
+        samples : sequence, optional
+            Sample labels to draw (default: four spread over the data).
+        bands : (lower, upper), optional
+            Prediction bands (from :meth:`prediction_bands`) drawn around the curves.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> len(res.plot().axes)
+        4
+        """
+        from .plotting import plot_overview
+
+        return plot_overview(self, samples=samples, bands=bands)
+
+    # ------------------------------------------------------------------ beyond the paper
+    def prediction_bands(self, newdata: Any = None, alpha: float = 0.1, kind: str = "pointwise",
+                         calibration: float = 0.3, random_state: Any = 0) -> tuple[xr.DataArray, xr.DataArray,
+                                                                                  xr.DataArray]:
+        """Split-conformal prediction bands.
+
+        The training curves are split at random into a proper training part
+        (refitted with the same hyper-parameters and lambda) and a calibration
+        part whose residuals at observed points calibrate the bands.
+
+        * ``"pointwise"``: at each location, the ``ceil((n_p + 1)(1 - alpha))``-th
+          smallest absolute calibration residual among the ``n_p`` curves observed
+          there; marginal coverage ``>= 1 - alpha`` at each location.
+        * ``"simultaneous"``: residuals are scaled by their pointwise mean absolute
+          value ``s(theta)``; the score of a curve is its maximum scaled residual over
+          its observed points, and the band is ``+- q s(theta)`` with ``q`` the
+          conformal quantile of the scores: all observed points of a new curve are
+          covered with probability ``>= 1 - alpha`` (curves exchangeable).
+
+        Parameters
+        ----------
+        newdata : xarray.Dataset, optional
+            Inputs to predict (default: the training data).
+        alpha : float
+            Miscoverage level.
+        kind : {"pointwise", "simultaneous"}
+        calibration : float
+            Fraction of training curves used for calibration.
+        random_state : int, optional
+            Seed of the split.
+
+        Returns
+        -------
+        lower, upper, prediction : xarray.DataArray
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> ds = datasets.dti_first_visits()
+        >>> res = FunctionalRegression("rcst ~ cca", ds, interpolate_inputs=True, progress=False).fit()
+        >>> lo, hi, pred = res.prediction_bands(ds.isel(sample=[0]), alpha=0.2)
+        >>> bool((lo <= pred).all() and (pred <= hi).all())
+        True
+        """
+        from sklearn.base import clone
+
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        if kind not in {"pointwise", "simultaneous"}:
+            raise ValueError(f"kind must be 'pointwise' or 'simultaneous', got {kind!r}")
+        if not 0 < calibration < 1:
+            raise ValueError(f"calibration must be a fraction in (0, 1), got {calibration}")
+        ds = self.model.data
+        n = ds.sizes[SAMPLE]
+        n_cal = int(round(calibration * n))
+        if n_cal < 2 or n - n_cal < 2:
+            raise ValueError(f"calibration={calibration} leaves too few curves for fitting or calibrating (n={n})")
+        rng = np.random.default_rng(random_state)
+        perm = rng.permutation(n)
+        cal, fit = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])
+        parsed = self.model.parsed
+        est = clone(self.estimator).set_params(lam=self.lam)
+        Y = self.response
+        est.fit(parsed.inputs(ds.isel(sample=fit)), Y.isel(sample=fit))
+        pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
+        r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
+        newds = ds if newdata is None else newdata
+        from .formula import _as_dataset
+
+        newds = _as_dataset(newds)
+        pred = np.asarray(est.predict(parsed.inputs(newds)))
+        if kind == "pointwise":
+            half = np.array([_conformal_quantile(col[~np.isnan(col)], alpha) for col in r.T])
+        else:
+            s = np.nanmean(r, axis=0)
+            s = np.where(np.isfinite(s) & (s > 0), s, np.nanmean(r))
+            scores = np.nanmax(r / s, axis=1)
+            half = _conformal_quantile(scores[np.isfinite(scores)], alpha) * s
+        grid = Y[self.response_dim].values
+        coords = {self.response_dim: grid}
+        if SAMPLE in newds.coords:
+            coords[SAMPLE] = newds[SAMPLE].values
+
+        def da(v: np.ndarray, name: str) -> xr.DataArray:
+            return xr.DataArray(v, dims=(SAMPLE, self.response_dim), coords=coords, name=name,
+                                attrs={"alpha": alpha, "kind": kind, "calibration_curves": n_cal})
+
+        return da(pred - half, "lower"), da(pred + half, "upper"), da(pred, parsed.response)
+
+    def permutation_test(self, term: str, n_permutations: int = 199, random_state: Any = 0,
+                         progress: bool | None = None) -> dict[str, Any]:
+        """Permutation test of no association between the response and one term.
+
+        The statistic is the exact leave-one-curve-out error at the fitted
+        hyper-parameters (kernel widths, dictionary, B and lambda held fixed);
+        under the null the term's values are exchangeable across samples, so
+        permuting them (the other terms fixed) draws from the null distribution.
+        ``p = (1 + #{T_perm <= T_obs}) / (B + 1)``.
+
+        Parameters
+        ----------
+        term : str
+            A term of the formula (a functional input, or ``"scalars"``).
+        n_permutations : int
+        random_state : int, optional
+        progress : bool, optional
+
+        Returns
+        -------
+        dict
+            ``statistic``, ``null`` (array), ``p_value``, ``term``.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> out = res.permutation_test("cca", n_permutations=19, progress=False)
+        >>> 0 < out["p_value"] <= 1
+        True
+        """
+        from sklearn.base import clone
+
+        from .progress import progress as bar
+        from .regression import _criteria
+
+        parsed = self.model.parsed
+        if term not in parsed.terms:
+            raise ValueError(f"{term!r} is not a term of {self.model.formula!r}; terms: {parsed.terms}")
+        if getattr(self.estimator, "decomposition_", None) is None:
+            raise ValueError("the permutation test uses the closed-form leave-one-curve-out error; refit with "
+                             "solver='eig'")
+        X = parsed.inputs(self.model.data)
+        Y = self.response
+        t_obs = float(_criteria(self.estimator, Y, np.array([self.lam])).loo[0])
+        rng = np.random.default_rng(random_state)
+        n = Y.sizes[SAMPLE]
+        null = np.empty(n_permutations)
+        est = clone(self.estimator).set_params(lam=self.lam)
+        show = self.model.progress if progress is None else progress
+        for b in bar(range(n_permutations), desc=f"permutation test ({term})", enabled=show):
+            perm = rng.permutation(n)
+            Xp = dict(X)
+            v = X[term]
+            Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values) if isinstance(v, xr.DataArray)
+                        else np.asarray(v)[perm])
+            est.fit(Xp, Y)
+            null[b] = _criteria(est, Y, np.array([self.lam])).loo[0]
+        p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
+        return {"term": term, "statistic": t_obs, "null": null, "p_value": float(p),
+                "n_permutations": n_permutations}
+
+
+def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:
+    """The ``ceil((n + 1)(1 - alpha))``-th smallest score (``inf`` when that exceeds ``n``)."""
+    n = scores.size
+    k = int(np.ceil((n + 1) * (1 - alpha)))
+    if n == 0 or k > n:
+        return float("inf")
+    return float(np.sort(scores)[k - 1])
+

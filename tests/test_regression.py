@@ -1,0 +1,231 @@
+"""The formula front end: parsing, routing, tuning, results, summary, bands and tests."""
+
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from fdakpl import FunctionalRegression, Gaussian, KPLRegressor, Laplace, Product, ScaleDecay, Wavelet, datasets
+from fdakpl.diagnostics import excess_risk_bound, lambda_star, required_m, required_n
+
+
+@pytest.fixture(scope="module")
+def dti():
+    return datasets.dti_first_visits()
+
+
+def _toy(rng, n=60, m=30, missing=0.0, noise=0.1, signal=1.0):
+    t_in = np.linspace(0, 1, 40)
+    a = rng.uniform(-1, 1, size=n)
+    b = rng.uniform(-1, 1, size=n)
+    x = a[:, None] * np.sin(np.pi * t_in) + b[:, None] * t_in
+    grid = np.linspace(0, 1, m)
+    y = signal * (np.sin(2 * np.pi * np.outer(a, grid)) + b[:, None] ** 2) + noise * rng.normal(size=(n, m))
+    if missing:
+        mask = rng.uniform(size=y.shape) < missing
+        mask[:, 0] = False
+        y[mask] = np.nan
+    sex = np.where(rng.uniform(size=n) < 0.5, "f", "m")
+    age = rng.uniform(20, 60, size=n)
+    labels = [f"s{i}" for i in range(n)]
+    return xr.Dataset({"x": (("sample", "s"), x), "y": (("sample", "t"), y), "sex": ("sample", sex),
+                       "age": ("sample", age)}, coords={"sample": labels, "s": t_in, "t": grid})
+
+
+# ----------------------------------------------------------------------------- formula errors
+@pytest.mark.parametrize("formula, match", [
+    ("rcst ~ foo", r"unknown names \['foo'\]"),
+    ("foo ~ cca", "'foo' is not in data"),
+    ("pasat ~ cca", "is a scalar"),
+    ("rcst ~ log(cca)", "enter a formula as bare names"),
+    ("rcst ~ cca:sex", "enter a formula as bare names"),
+    ("rcst ~ cca ~ sex", "must look like"),
+    ("rcst ~ cca - sex", "not supported"),
+])
+def test_formula_errors(dti, formula, match):
+    with pytest.raises(ValueError, match=match):
+        FunctionalRegression(formula, dti, interpolate_inputs=True)
+
+
+def test_na_in_scalar_covariate_is_refused(dti):
+    pas = dti.pasat.values.copy()
+    pas[[3, 5]] = np.nan
+    with pytest.raises(ValueError, match=r"\['pasat'\] have missing values"):
+        FunctionalRegression("rcst ~ cca + pasat", dti.assign(pasat=("sample", pas)))
+
+
+def test_response_without_location_dim_is_refused(dti):
+    ds = dti.assign(bad=(("sample", "a", "b"), np.zeros((100, 2, 2))))
+    with pytest.raises(ValueError, match="needs \\('sample', <location>\\)"):
+        FunctionalRegression("bad ~ cca", ds)
+
+
+# ----------------------------------------------------------------------------- fitting
+def test_gcv_choice_equals_refit_at_chosen_lambda(dti):
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, output_matrix=1.5,
+                               interpolate_inputs=True, progress=False).fit()
+    crit = res.criteria
+    assert res.lam == crit.lams[np.argmin(crit.gcv)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = KPLRegressor(dictionary=Wavelet("db3", level=4), kernel=Product({"cca": res.kernels["cca"]}),
+                           output_matrix=1.5, lam=res.lam, interpolate_inputs=True).fit({"cca": dti.cca}, dti.rcst)
+        ref_pred = ref.predict({"cca": dti.cca})
+    np.testing.assert_allclose(res.fitted.values, ref_pred.values, rtol=1e-10, atol=1e-12)
+    assert res.solver == "eig" and "plug-in" in res.solver_reason
+    # residuals are NaN exactly where the response is unobserved
+    np.testing.assert_array_equal(np.isnan(res.resid.values), np.isnan(dti.rcst.values))
+    assert res.coef.dims == ("sample", "atom") and res.coef.sizes["atom"] == res.estimator.dictionary_.n_atoms_
+    assert res.mean_function.dims == ("rcst_loc",)
+
+
+def test_fully_observed_routes_to_closed_form_ridge(rng):
+    ds = _toy(rng)
+    res = FunctionalRegression("y ~ x", ds, dictionary="fourier", progress=False).fit()
+    assert res.estimator.integration_ == "quadrature" and "Prop. 4.2" in res.solver_reason
+    assert res.r2 > 0.8
+
+
+def test_scalar_design_and_kernels(rng):
+    ds = _toy(rng)
+    res = FunctionalRegression("y ~ x + C(sex) + age", ds, kernels={"x": Gaussian(0.3), "scalars": Laplace(2.0)},
+                               lam=1e-3, progress=False).fit()
+    X = res.model.parsed.inputs(ds)
+    design = X["scalars"]
+    assert design.shape == (60, 3)  # C(sex)[f], C(sex)[m], age -- standardised
+    np.testing.assert_allclose(design.mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(design.std(0), 1, atol=1e-12)
+    from fdakpl.functional import quadrature_weights
+
+    w = quadrature_weights(ds.s.values)
+    K = Gaussian(0.3)(ds.x.values, None, w) * Laplace(2.0)(design)
+    np.testing.assert_allclose(res.estimator.K_, K, rtol=1e-12)
+    s = FunctionalRegression("y ~ x + age", ds, combine="sum", kernel=Gaussian(1.0), lam=1e-3, progress=False).fit()
+    np.testing.assert_allclose(s.estimator.K_, Gaussian(1.0)(ds.x.values, None, w)
+                               + Gaussian(1.0)(s.model.parsed.inputs(ds)["scalars"]), rtol=1e-12)
+    new = ds.isel(sample=[0, 1]).assign(sex=("sample", ["f", "x"]))
+    with pytest.raises(ValueError, match=r"'sex' has levels \['x'\] that were not seen"):
+        res.predict(new)
+    with pytest.raises(ValueError, match="not terms of the formula"):
+        FunctionalRegression("y ~ x", ds, kernels={"z": Gaussian(1.0)}).fit()
+
+
+def test_lambda_options(rng):
+    ds = _toy(rng, missing=0.2)
+    grid = np.geomspace(1e-6, 1e-1, 11)
+    fixed = FunctionalRegression("y ~ x", ds, lam=1e-3, progress=False).fit()
+    assert fixed.lam == 1e-3 and fixed.lam_how == "fixed"
+    loo = FunctionalRegression("y ~ x", ds, lam="loo", lam_grid=grid, progress=False).fit()
+    assert loo.lam == grid[np.argmin(loo.criteria.loo)] and loo.lam_how == "leave-one-curve-out"
+    g = FunctionalRegression("y ~ x", ds, lam=grid, progress=False).fit()
+    assert g.lam == grid[np.argmin(g.criteria.gcv)]
+    cv1 = FunctionalRegression("y ~ x", ds, lam="cv", lam_grid=grid, random_state=1, n_jobs=1, progress=False).fit()
+    cv2 = FunctionalRegression("y ~ x", ds, lam="cv", lam_grid=grid, random_state=1, n_jobs=2, progress=False).fit()
+    assert cv1.lam == cv2.lam and np.array_equal(cv1.cv_result["scores"], cv2.cv_result["scores"])
+    with pytest.warns(UserWarning, match="edge of its grid|largest value|smallest value"):
+        FunctionalRegression("y ~ x", ds, lam=[1e2, 1e3], progress=False).fit()
+    with pytest.raises(ValueError, match="lam must be"):
+        FunctionalRegression("y ~ x", ds, lam="best").fit()
+    with pytest.raises(ValueError, match="lam must be a number > 0"):
+        FunctionalRegression("y ~ x", ds, lam=-1.0).fit()
+
+
+def test_cv_over_dictionaries_and_b(dti):
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, lam="cv",
+                               lam_grid=np.geomspace(1e-6, 1e-2, 5), interpolate_inputs=True, random_state=0,
+                               param_grid={"dictionary": ["db2", "db3"], "levels": [4, 5], "b": [1.0, 1.5, 2.0]},
+                               n_jobs=1, progress=False).fit()
+    assert res.cv_result["scores"].shape == (12, 5)
+    best = res.cv_result["best_params"]
+    assert isinstance(best["dictionary"], Wavelet) and isinstance(best["output_matrix"], ScaleDecay)
+    assert res.estimator.dictionary_.wavelet == best["dictionary"].wavelet
+
+
+def test_summary_and_html(dti):
+    res = FunctionalRegression("rcst ~ cca + C(sex)", dti, dictionary="db3", levels=4, output_matrix=1.5,
+                               interpolate_inputs=True, progress=False).fit()
+    text = str(res.summary())
+    for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "plug-in", "GCV", "Integrated R2", "Riesz C_phi",
+                "lambda*", "Bound on excess risk", "m >= sqrt(n)", "ScaleDecay(b=1.5)", "filled 2 missing"):
+        assert key in text, key
+    html = res._repr_html_()
+    assert "<table" in html and "Excess-risk diagnostics" in html
+
+
+def test_diagnostics_constants_by_hand(dti):
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, lam=1e-3, interpolate_inputs=True,
+                               progress=False).fit()
+    d = res.diagnostics()
+    est = res.estimator
+    ev = np.linalg.eigvalsh(est.gram_)
+    assert d["C_phi"] == pytest.approx(np.sqrt(ev.max()))
+    A = est.coef_
+    assert d["R"] == pytest.approx(np.sqrt(np.trace(A.T @ est.K_ @ A @ est.B_)))
+    y = dti.rcst.values
+    assert d["L"] == pytest.approx(np.nanmax(np.abs(y - res.mean_function.values)))
+    assert d["m_min"] == int(np.isfinite(y).sum(1).min())
+    kappa, C, L, R, M, n, m, dd = d["kappa"], d["C_phi"], d["L"], d["R"], d["M"], 100, d["m_min"], d["d"]
+    B0 = (L + np.sqrt(kappa) * C * R) ** 2
+    B1 = kappa * C**2 * R**2
+    Cd = L * M / C
+    B2 = 18 * np.sqrt(dd) * (Cd + R / np.sqrt(dd)) ** 2
+    B3 = B2 - 18 * R**2 / np.sqrt(dd)
+    B4 = 81 / 2 * (B0 / np.sqrt(dd) + B1 * np.sqrt(dd))
+    hand = (B2 * np.sqrt(n) / m**2 + B3 / m**1.5 + 9 * Cd**2 / (2 * np.sqrt(n) * m) + B4 / np.sqrt(n)) * np.log(6 / 0.05)
+    assert d["bound"].bound == pytest.approx(hand, rel=1e-12)
+    assert d["lambda_star"] == pytest.approx(6 * kappa * C**2 * np.log(6 / 0.05) * np.sqrt(dd) / np.sqrt(n))
+
+
+def test_bound_formulas_and_planning_by_hand():
+    b = excess_risk_bound(400, 9, kappa=2.0, C_phi=1.5, L=0.5, R=3.0)
+    B0 = (0.5 + np.sqrt(2) * 1.5 * 3) ** 2
+    B1 = 2 * 1.5**2 * 9
+    assert b.bound == pytest.approx(27 * (B0 / 3 + B1 * 3) * np.log(4 / 0.05) / 20)
+    assert lambda_star(400, 9, 2.0, 1.5) == pytest.approx(6 * 2 * 2.25 * np.log(80) * 3 / 20)
+    n = required_n(b.bound, 9, kappa=2.0, C_phi=1.5, L=0.5, R=3.0)
+    assert n == pytest.approx(400, abs=1)
+    m = required_m(100.0, 10_000, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, M=2.0)
+    at = excess_risk_bound(10_000, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, m=m, M=2.0).bound
+    before = excess_risk_bound(10_000, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, m=m - 1, M=2.0).bound
+    assert at <= 100.0 < before
+    with pytest.raises(ValueError, match="eta must be in"):
+        excess_risk_bound(10, 2, kappa=1, C_phi=1, L=1, R=1, eta=1.5)
+
+
+# ----------------------------------------------------------------------------- beyond the paper
+@pytest.mark.parametrize("kind", ["pointwise", "simultaneous"])
+def test_conformal_coverage_by_simulation(kind):
+    """Nominal 80% bands cover fresh curves at the nominal rate (tolerance 0.06 over 60 replications)."""
+    alpha, covered = 0.2, []
+    for rep in range(60):
+        r = np.random.default_rng(1000 + rep)
+        ds = _toy(r, n=70, m=20, noise=0.3)
+        new = _toy(r, n=40, m=20, noise=0.3)
+        res = FunctionalRegression("y ~ x", ds, dictionary="fourier", kernel=Gaussian(0.5), lam=1e-3,
+                                   progress=False).fit()
+        lo, hi, _ = res.prediction_bands(new, alpha=alpha, kind=kind, calibration=0.5, random_state=rep)
+        inside = (new.y.values >= lo.values) & (new.y.values <= hi.values)
+        covered.append(inside.mean() if kind == "pointwise" else inside.all(axis=1).mean())
+    assert np.mean(covered) == pytest.approx(1 - alpha, abs=0.06)
+
+
+def test_permutation_test_detects_association_and_not_noise(rng):
+    ds = _toy(rng, n=50, m=20, noise=0.2)
+    res = FunctionalRegression("y ~ x", ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
+    out = res.permutation_test("x", n_permutations=49, random_state=0, progress=False)
+    assert out["p_value"] == pytest.approx(1 / 50)
+    null_ds = ds.assign(y=(("sample", "t"), rng.normal(size=(50, 20))))
+    res0 = FunctionalRegression("y ~ x", null_ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
+    assert res0.permutation_test("x", n_permutations=49, random_state=0, progress=False)["p_value"] > 0.05
+    with pytest.raises(ValueError, match="not a term"):
+        res.permutation_test("z")
+
+
+def test_plot_overview(dti, tmp_path):
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True,
+                               progress=False).fit()
+    lo, hi, _ = res.prediction_bands(alpha=0.1)
+    fig = res.plot(bands=(lo, hi))
+    fig.savefig(tmp_path / "overview.png", dpi=80)
+    assert len(fig.axes) == 4 and (tmp_path / "overview.png").stat().st_size > 10_000
