@@ -202,7 +202,7 @@ def required_n(eps: float, d: int, *, kappa: float, C_phi: float, L: float, R: f
     True
     """
     def f(logn: float) -> float:
-        return excess_risk_bound(max(1, int(round(math.exp(logn)))), d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=m,
+        return excess_risk_bound(max(1, round(math.exp(logn))), d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=m,
                                  M=M, eta=eta).bound - eps
 
     grid = np.linspace(0, math.log(n_max), 400)

@@ -103,9 +103,9 @@ class FunctionalRegressionResults:
         >>> res.predict(ds.isel(sample=[0, 1]), at=[0.0, 0.5, 1.0]).shape
         (2, 3)
         """
-        from .formula import _as_dataset
-
         import warnings
+
+        from .formula import _as_dataset
 
         ds = self.model.data if newdata is None else _as_dataset(newdata)
         X = self.model.parsed.inputs(ds)
@@ -348,7 +348,7 @@ class FunctionalRegressionResults:
             raise ValueError(f"calibration must be a fraction in (0, 1), got {calibration}")
         ds = self.model.data
         n = ds.sizes[SAMPLE]
-        n_cal = int(round(calibration * n))
+        n_cal = round(calibration * n)
         if n_cal < 2 or n - n_cal < 2:
             raise ValueError(f"calibration={calibration} leaves too few curves for fitting or calibrating (n={n})")
         rng = np.random.default_rng(random_state)

@@ -172,7 +172,8 @@ def test_diagnostics_constants_by_hand(dti):
     B2 = 18 * np.sqrt(dd) * (Cd + R / np.sqrt(dd)) ** 2
     B3 = B2 - 18 * R**2 / np.sqrt(dd)
     B4 = 81 / 2 * (B0 / np.sqrt(dd) + B1 * np.sqrt(dd))
-    hand = (B2 * np.sqrt(n) / m**2 + B3 / m**1.5 + 9 * Cd**2 / (2 * np.sqrt(n) * m) + B4 / np.sqrt(n)) * np.log(6 / 0.05)
+    hand = (B2 * np.sqrt(n) / m**2 + B3 / m**1.5 + 9 * Cd**2 / (2 * np.sqrt(n) * m) + B4 / np.sqrt(n)) \
+        * np.log(6 / 0.05)
     assert d["bound"].bound == pytest.approx(hand, rel=1e-12)
     assert d["lambda_star"] == pytest.approx(6 * kappa * C**2 * np.log(6 / 0.05) * np.sqrt(dd) / np.sqrt(n))
 
