@@ -276,3 +276,25 @@ def test_predict_path_equals_refits(rng, model):
         np.testing.assert_allclose(path[k], ref, rtol=1e-7, atol=1e-9)
     with pytest.raises(ValueError, match="lams"):
         fitted.predict_path(Xda[9:], [0.0])
+
+
+# --------------------------------------------------------------------------- experiments (smoke)
+def test_table1_code_path_on_one_split_with_tiny_grids():
+    from experiments import dti_table1 as t1
+    from experiments.common import random_splits
+
+    data = t1.load_data()
+    g = t1.grids("tiny")
+    tr, te = random_splits(100, 70, 1, 0)[0]
+    methods = t1.METHODS if t1.logcosh_available() else t1.METHODS[:-1]
+    rows = t1.run_split((0, tr, te, data, g, methods))
+    assert [r["method"] for r in rows] == list(methods)
+    for r in rows:
+        # per-point errors are ~ (0.06)^2 and curves have up to 55 points
+        assert 1e-3 < r["mean_of_means"] < 0.02 < r["mean_of_sums"] < 1.0
+    # the lambda path used by the cross-validation equals refits at each lambda
+    cfg = {"wavelet": ("db2", 3), "b": 1.5}
+    model = t1._kpl(cfg, 1e-5, g).fit(t1._x(data, tr), t1._y(data, tr))
+    path = t1.kpl_ridge_path(model, t1._x(data, te), np.array([1e-5, 1e-3]))
+    ref = t1._kpl(cfg, 1e-3, g).fit(t1._x(data, tr), t1._y(data, tr)).predict(t1._x(data, te)).values
+    np.testing.assert_allclose(path[1], ref, rtol=1e-9, atol=1e-12)
