@@ -11,6 +11,7 @@ def test_main_job_runs_end_to_end(tmp_path, capsys):
     assert main(["--figure", str(fig), "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "test MSE" in out and "Kennedy-Krieger" in out
+    assert "Excess-risk diagnostics" in out and "rcst ~ cca" in out and "conformal band" in out
     assert fig.stat().st_size > 20_000  # a real PNG figure
     mse = float(out.split("test MSE          :")[1].split()[0])
     assert 0.001 < mse < 0.01  # DTI rcst FA profiles: the paper's scale once multiplied by ~53 points
