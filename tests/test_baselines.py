@@ -189,6 +189,12 @@ def test_kam_brute_force(rng, solver):
             A_in[i, j] = sum(ws[p] * ws[q] * g(s[p], s[q], 0.3) * g(X[i, p], X[j, q], 0.5)
                              for p in range(t) for q in range(t))
     np.testing.assert_allclose(model.A_in_, A_in, rtol=1e-10)
+    # the cached Gram (same curves, another lambda) is the same matrix
+    from fdakpl.baselines.kam import kam_input_gram
+
+    again = kam_input_gram(model.X_fit_, model.X_fit_, model.input_grid_, model.input_weights_, Gaussian(0.3),
+                           Gaussian(0.5))
+    np.testing.assert_allclose(again, A_in, rtol=1e-10)
     # principal components: orthonormal for the quadrature, spanning the top eigenspace of the covariance
     psi = model.components_
     np.testing.assert_allclose(psi.T @ (wt[:, None] * psi), np.eye(J), atol=1e-10)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -16,13 +18,32 @@ from ._base import FunctionalBaseline, _check_int, _check_number, curve_inputs, 
 __all__ = ["KernelAdditiveModel", "kam_input_gram", "kam_output_gram"]
 
 
+_GRAM_CACHE: OrderedDict[str, np.ndarray] = OrderedDict()
+_GRAM_CACHE_SIZE = 32
+
+
+def _gram_key(*parts: Any) -> str:
+    h = hashlib.sha1()
+    for p in parts:
+        if isinstance(p, np.ndarray):
+            a = np.ascontiguousarray(p, dtype=float)
+            h.update(str(a.shape).encode())
+            h.update(a.tobytes())
+        else:
+            h.update(repr(p).encode())
+    return h.hexdigest()
+
+
 def kam_input_gram(Xa: np.ndarray, Xb: np.ndarray, grid: np.ndarray, weights: np.ndarray, location_kernel: Kernel,
-                   value_kernel: Kernel, show_progress: bool = False) -> np.ndarray:
+                   value_kernel: Kernel, show_progress: bool = False, cache: bool = True) -> np.ndarray:
     """Input part of KAM's Gram matrix: ``int int k1(z, z') k3(x_i(z), x'_j(z')) dz dz'``.
 
     Discretised with the quadrature ``weights`` of the input ``grid``:
     ``A[i, j] = sum_{p,q} w_p w_q k1(z_p, z_q) k3(x_i(z_p), x'_j(z_q))``.
-    Cost ``O(n_a n_b t^2)`` kernel evaluations.
+    Cost ``O(n_a n_b t^2)`` kernel evaluations. The matrix depends on the
+    inputs only, so the last 32 results are kept (keyed by a hash of the
+    arrays and kernels): refitting on the same curves, as cross-validation
+    over outputs, corruptions of the outputs or other parameters does, reuses them.
 
     Parameters
     ----------
@@ -34,6 +55,8 @@ def kam_input_gram(Xa: np.ndarray, Xb: np.ndarray, grid: np.ndarray, weights: np
     value_kernel : Kernel
         ``k3`` on input values.
     show_progress : bool
+    cache : bool, default True
+        Look up and store the result in the in-memory cache.
 
     Returns
     -------
@@ -47,6 +70,10 @@ def kam_input_gram(Xa: np.ndarray, Xb: np.ndarray, grid: np.ndarray, weights: np
     array([[0.2],
            [0.2]])
     """
+    key = _gram_key(Xa, Xb, grid, weights, location_kernel, value_kernel) if cache else ""
+    if cache and key in _GRAM_CACHE:
+        _GRAM_CACHE.move_to_end(key)
+        return _GRAM_CACHE[key].copy()
     W1 = weights[:, None] * location_kernel(grid[:, None]) * weights[None, :]
     nb, t = Xb.shape
     flat_b = Xb.reshape(-1, 1)
@@ -54,6 +81,10 @@ def kam_input_gram(Xa: np.ndarray, Xb: np.ndarray, grid: np.ndarray, weights: np
     for i in progress(range(Xa.shape[0]), desc="KAM input Gram", enabled=show_progress):
         Kv = value_kernel(Xa[i][:, None], flat_b).reshape(t, nb, t)
         out[i] = np.einsum("pjq,pq->j", Kv, W1, optimize=True)
+    if cache:
+        _GRAM_CACHE[key] = out.copy()
+        while len(_GRAM_CACHE) > _GRAM_CACHE_SIZE:
+            _GRAM_CACHE.popitem(last=False)
     return out
 
 
