@@ -12,11 +12,12 @@ True
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import baselines, datasets, dictionaries, functional, kernels, solvers
+from . import baselines, datasets, dictionaries, functional, iterative, kernels, losses, solvers
 from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
 from .diagnostics import excess_risk_bound
 from .estimator import KPLRegressor
 from .kernels import Gaussian, Identity, IntegralGaussian, Laplace, Linear, Matrix, Product, ScaleDecay, Sum
+from .losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square, make_loss
 from .regression import FunctionalRegression
 from .results import FunctionalRegressionResults
 
@@ -28,21 +29,26 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     "FPCA",
     "BSpline",
+    "CustomLoss",
     "Fourier",
     "FunctionalRegression",
     "FunctionalRegressionResults",
     "Gaussian",
+    "Huber",
     "Identity",
     "IntegralGaussian",
     "KPLRegressor",
     "Laplace",
     "Learned",
     "Linear",
+    "LogCosh",
     "Matrix",
     "PiecewiseLinear",
     "Product",
+    "PseudoHuber",
     "RandomFourier",
     "ScaleDecay",
+    "Square",
     "Sum",
     "Wavelet",
     "__version__",
@@ -51,7 +57,10 @@ __all__ = [
     "dictionaries",
     "excess_risk_bound",
     "functional",
+    "iterative",
     "kernels",
+    "losses",
     "make_dictionary",
+    "make_loss",
     "solvers",
 ]
