@@ -133,7 +133,8 @@ def plot_overview(res: Any, samples: Any = None, bands: Any = None):
     if res.criteria is not None and res.criteria.lams.size > 1:
         c = res.criteria
         ax.loglog(c.lams, c.gcv, "-", label="GCV")
-        ax.loglog(c.lams, c.loo, "--", label="leave-one-curve-out")
+        if c.loo is not None:
+            ax.loglog(c.lams, c.loo, "--", label="leave-one-curve-out")
         ax.loglog(c.lams, c.train_mse, ":", label="training error")
     elif res.cv_result is not None:
         i = res.cv_result["best_index"][0]

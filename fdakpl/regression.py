@@ -279,7 +279,7 @@ class FunctionalRegression:
                 if how in {"gcv", "loo"}:
                     proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]))
                     proxy.fit(X, Y)
-                    criteria = _criteria(proxy, Y, grid)
+                    criteria = _criteria(proxy, Y, grid, loo=how == "loo")
                     idx, lam_value = criteria.best(how)
                     edge = check_edge(grid, idx, how, stacklevel=4)
                     if solver != "eig":
@@ -315,7 +315,7 @@ def _set_lambda(est: KPLRegressor, lam: float) -> None:
     est.coef_B_ = est.coef_ @ est.B_
 
 
-def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray):
+def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, loo: bool = True):
     """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator."""
     from .preprocessing import prepare_response
 
@@ -324,5 +324,5 @@ def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray):
         obs = obs.with_values(obs.value - est.mean_(obs.location))
     w, _ = integration_weights(obs, info.domain, est.integration_)
     phi = est.dictionary_.evaluate(obs.grid)
-    return ridge_path(est.decomposition_, phi, obs, w, grid)
+    return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)
 

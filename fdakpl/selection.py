@@ -46,7 +46,7 @@ class PathCriteria:
     train_mse : weighted training error ``1/n sum_i sum_p c_ip r_ip^2``
     edf : effective degrees of freedom (trace of the smoother)
     gcv : ``train_mse / (1 - edf / N)^2`` with ``N`` observed points
-    loo : exact leave-one-curve-out error, same weighting as ``train_mse``
+    loo : exact leave-one-curve-out error, same weighting as ``train_mse`` (None if not computed)
     n_points : ``N``
     """
 
@@ -54,18 +54,20 @@ class PathCriteria:
     train_mse: np.ndarray
     edf: np.ndarray
     gcv: np.ndarray
-    loo: np.ndarray
+    loo: np.ndarray | None
     n_points: int
 
     def best(self, criterion: str) -> tuple[int, float]:
         """Index and value of the lambda minimising ``criterion`` ("gcv" or "loo")."""
         vals = getattr(self, criterion)
+        if vals is None:
+            raise ValueError(f"{criterion} was not computed on this path")
         i = int(np.nanargmin(vals))
         return i, float(self.lams[i])
 
 
 def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, weights: np.ndarray,
-               lams: Iterable[float]) -> PathCriteria:
+               lams: Iterable[float], loo: bool = True) -> PathCriteria:
     """Training error, edf, GCV and exact leave-one-curve-out error along a lambda path.
 
     Parameters
@@ -79,6 +81,9 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     weights : numpy.ndarray, shape (N,)
         The integration weights ``c_ip`` used to compute the inner products.
     lams : iterable of float
+    loo : bool
+        Also compute the leave-one-curve-out error (costs one more ``n^2 d``
+        product per lambda).
 
     Returns
     -------
@@ -113,25 +118,36 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     Mdiag = np.asarray(S @ (pts_phiP**2))
     UN = dec.U @ dec.Nt  # (n, d): rows P^T nu_i
     Q = dec.U**2
+    QtM = Q.T @ Mdiag  # edf(lam) = sum_kl s_k / (s_k e_l + n lam) (Q^T M)_kl: O(nd) per lambda
     y = obs.value
-    out = {k: np.empty(lams.size) for k in ("train_mse", "edf", "loo")}
+    idx = obs.index
+    if on_grid:  # fitted values on the grid, then gathered at the observed points
+        phiP_g = phiP.T.copy()
+        gi = obs.grid_index
+
+        def at_points(R: np.ndarray) -> np.ndarray:
+            return (R @ phiP_g)[idx, gi]
+    else:
+        def at_points(R: np.ndarray) -> np.ndarray:
+            return np.einsum("nd,nd->n", pts_phiP, R[idx])
+    sNt = dec.s[:, None] * dec.Nt
+    out = {k: np.full(lams.size, np.nan) for k in ("train_mse", "edf", "loo")}
     for j, lam in enumerate(lams):
         denom = np.outer(dec.s, dec.e) + n * lam
-        R = dec.U @ (dec.s[:, None] * dec.Nt / denom)
-        T = Q @ (dec.s[:, None] / denom)
-        fit = np.einsum("nd,nd->n", pts_phiP, R[obs.index])
-        r = y - fit
+        R = dec.U @ (sNt / denom)
+        r = y - at_points(R)
         out["train_mse"][j] = float(np.sum(weights * r**2) / n)
-        out["edf"][j] = float(np.sum(T * Mdiag))
-        g = UN - dec.e * R
-        R_loo = R - T * g / (1.0 - dec.e * T)
-        r_loo = y - np.einsum("nd,nd->n", pts_phiP, R_loo[obs.index])
-        out["loo"][j] = float(np.sum(weights * r_loo**2) / n)
+        out["edf"][j] = float(np.sum(dec.s[:, None] / denom * QtM))
+        if loo:
+            T = Q @ (dec.s[:, None] / denom)
+            g = UN - dec.e * R
+            r_loo = y - at_points(R - T * g / (1.0 - dec.e * T))
+            out["loo"][j] = float(np.sum(weights * r_loo**2) / n)
     N = obs.index.size
     with np.errstate(divide="ignore", invalid="ignore"):
         gcv = out["train_mse"] / (1.0 - out["edf"] / N) ** 2
     gcv = np.where(out["edf"] < N, gcv, np.inf)
-    return PathCriteria(lams, out["train_mse"], out["edf"], gcv, out["loo"], N)
+    return PathCriteria(lams, out["train_mse"], out["edf"], gcv, out["loo"] if loo else None, N)
 
 
 def check_edge(lams: np.ndarray, index: int, criterion: str, stacklevel: int = 3) -> bool:
