@@ -119,30 +119,41 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     UN = dec.U @ dec.Nt  # (n, d): rows P^T nu_i
     Q = dec.U**2
     QtM = Q.T @ Mdiag  # edf(lam) = sum_kl s_k / (s_k e_l + n lam) (Q^T M)_kl: O(nd) per lambda
+    # lambdas are processed in blocks: each block costs a few large matrix products
     y = obs.value
     idx = obs.index
-    if on_grid:  # fitted values on the grid, then gathered at the observed points
-        phiP_g = phiP.T.copy()
-        gi = obs.grid_index
-
-        def at_points(R: np.ndarray) -> np.ndarray:
-            return (R @ phiP_g)[idx, gi]
-    else:
-        def at_points(R: np.ndarray) -> np.ndarray:
-            return np.einsum("nd,nd->n", pts_phiP, R[idx])
+    n_, d = dec.Nt.shape
     sNt = dec.s[:, None] * dec.Nt
+    phiP_g = phiP.T.copy() if on_grid else None
+
+    def left_U(A: np.ndarray, Umat: np.ndarray) -> np.ndarray:
+        """``Umat @ A[l]`` for every l of a (L, n, d) stack, as one matrix product."""
+        L = A.shape[0]
+        return (Umat @ A.transpose(1, 0, 2).reshape(n_, L * d)).reshape(n_, L, d).transpose(1, 0, 2)
+
+    def at_points(R: np.ndarray) -> np.ndarray:
+        """Fitted values at the observed points for a (L, n, d) stack of rotated coefficients."""
+        if on_grid:
+            L = R.shape[0]
+            return (R.reshape(L * n_, d) @ phiP_g).reshape(L, n_, -1)[:, idx, obs.grid_index]
+        return np.stack([np.einsum("nd,nd->n", pts_phiP, Rl[idx]) for Rl in R])
+
     out = {k: np.full(lams.size, np.nan) for k in ("train_mse", "edf", "loo")}
-    for j, lam in enumerate(lams):
-        denom = np.outer(dec.s, dec.e) + n * lam
-        R = dec.U @ (sNt / denom)
-        r = y - at_points(R)
-        out["train_mse"][j] = float(np.sum(weights * r**2) / n)
-        out["edf"][j] = float(np.sum(dec.s[:, None] / denom * QtM))
+    m_cols = phiP_g.shape[1] if on_grid else 1
+    block = max(1, int(2e7 // (n_ * max(d, m_cols))))  # bound the memory of the stacked products
+    for start in range(0, lams.size, block):
+        lam_b = lams[start:start + block]
+        denom = np.outer(dec.s, dec.e)[None] + n * lam_b[:, None, None]  # (L, n, d)
+        sd = dec.s[None, :, None] / denom
+        R = left_U(sNt[None] / denom, dec.U)
+        r = y[None] - at_points(R)
+        out["train_mse"][start:start + block] = np.sum(weights * r**2, axis=1) / n
+        out["edf"][start:start + block] = np.sum(sd * QtM[None], axis=(1, 2))
         if loo:
-            T = Q @ (dec.s[:, None] / denom)
-            g = UN - dec.e * R
-            r_loo = y - at_points(R - T * g / (1.0 - dec.e * T))
-            out["loo"][j] = float(np.sum(weights * r_loo**2) / n)
+            T = left_U(sd, Q)
+            g = UN[None] - dec.e * R
+            r_loo = y[None] - at_points(R - T * g / (1.0 - dec.e * T))
+            out["loo"][start:start + block] = np.sum(weights * r_loo**2, axis=1) / n
     N = obs.index.size
     with np.errstate(divide="ignore", invalid="ignore"):
         gcv = out["train_mse"] / (1.0 - out["edf"] / N) ** 2

@@ -1,0 +1,62 @@
+"""Speed of the formula front end on DTI (issue: FunctionalRegression).
+
+Writes ``benchmarks/results/front_end.json``. Run: ``python benchmarks/bench_front_end.py``.
+- default ``fit()`` (GCV over 41 lambdas, db3 wavelets with 4 levels) on the 100 first visits: median time;
+- 5-fold CV over 25 lambdas x 11 values of b x 4 dictionaries (db2/db3 x 4/5 levels) on 70 training curves,
+  with both cores (joblib/loky, one BLAS thread per worker).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from fdakpl import FunctionalRegression, datasets
+
+OUT = Path(__file__).parent / "results" / "front_end.json"
+
+
+def main() -> None:
+    warnings.simplefilter("ignore")
+    ds = datasets.dti_first_visits(datasets.load_dti(source="rdata"))
+    res: dict = {"machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(),
+                             "numpy": np.__version__, "loadavg_at_start": os.getloadavg()}}
+
+    def fit():
+        return FunctionalRegression("rcst ~ cca", ds, dictionary="db3", levels=4, interpolate_inputs=True,
+                                    progress=False).fit()
+
+    fit()
+    times = []
+    for _ in range(30):
+        t0 = time.perf_counter()
+        fit()
+        times.append(time.perf_counter() - t0)
+    res["default_fit_gcv"] = {"n": 100, "n_lambdas": 41, "median_ms": 1e3 * float(np.median(times)),
+                              "min_ms": 1e3 * float(np.min(times)), "target_ms": 20}
+    rng = np.random.default_rng(0)
+    train = ds.isel(sample=np.sort(rng.permutation(100)[:70]))
+    t0 = time.perf_counter()
+    r = FunctionalRegression("rcst ~ cca", train, dictionary="db3", levels=4, interpolate_inputs=True, lam="cv",
+                             lam_grid=np.geomspace(1e-6, 1e-2, 25), cv=5, random_state=0, n_jobs=2,
+                             param_grid={"dictionary": ["db2", "db3"], "levels": [4, 5],
+                                         "b": list(np.round(np.arange(1.0, 2.01, 0.1), 2))},
+                             progress=False).fit()
+    elapsed = time.perf_counter() - t0
+    res["cv_grid"] = {"n_train": 70, "folds": 5, "n_lambdas": 25, "n_b": 11, "n_dictionaries": 4,
+                      "fits": 5 * 11 * 4, "seconds": elapsed, "target_s": 10,
+                      "best": {k: repr(v) for k, v in r.cv_result["best_params"].items()}, "best_lambda": r.lam}
+    res["machine"]["loadavg_at_end"] = os.getloadavg()
+    OUT.parent.mkdir(exist_ok=True)
+    OUT.write_text(json.dumps(res, indent=2))
+    print(json.dumps(res, indent=2))
+
+
+if __name__ == "__main__":
+    main()
