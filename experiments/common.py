@@ -113,18 +113,21 @@ def write_json(name: str, payload: dict[str, Any], results: Path = RESULTS) -> P
     return path
 
 
-def paper_gaussian_sigma(sigma: float, n_points: int | None = None) -> float:
+def paper_gaussian_sigma(sigma: float, n_points: int | None = None, length: float = 1.0) -> float:
     """fdakpl ``Gaussian`` scale equivalent to the paper's code's Gaussian kernel.
 
     The paper's code uses ``exp(-||x - x'||^2 / sigma^2)``, and for curves the
     Euclidean norm of the ``n_points`` sampled values; fdakpl uses
-    ``exp(-d^2 / (2 s^2))`` with ``d`` the L2 distance on ``[0, 1]``
-    (``d^2 ~ ||x - x'||^2 / n_points``). Hence ``s = sigma / sqrt(2 n_points)``
-    (``sigma / sqrt(2)`` for scalars, ``n_points=None``).
+    ``exp(-d^2 / (2 s^2))`` with ``d`` the L2 distance on a domain of length
+    ``length`` (``d^2 ~ length ||x - x'||^2 / n_points``). Hence
+    ``s = sigma sqrt(length / (2 n_points))`` (``sigma / sqrt(2)`` for
+    scalars, ``n_points=None``).
 
     Examples
     --------
     >>> round(paper_gaussian_sigma(0.9, 93), 4)
     0.066
     """
-    return float(sigma / np.sqrt(2.0 * (1 if n_points is None else n_points)))
+    if n_points is None:
+        return float(sigma / np.sqrt(2.0))
+    return float(sigma * np.sqrt(length / (2.0 * n_points)))
