@@ -9,17 +9,17 @@ second derivative, when known, only sets the solver's preconditioner.
 Every loss here is vectorised: it takes arrays ``y`` and ``yhat`` of the same
 shape and returns an array of that shape.
 
-=====================  ===================================  ==========================
-loss                   ``l(y, yhat)`` with ``a = yhat - y``  behaviour
-=====================  ===================================  ==========================
-:class:`Square`        ``a**2``                             ridge; the closed forms
-:class:`LogCosh`       ``log(cosh(gamma a)) / gamma``        ``~ gamma a**2 / 2`` near 0,
-                                                             ``~ |a| - log(2)/gamma`` far:
-                                                             robust (paper's logcosh-KPL)
-:class:`Huber`         ``a**2/2`` or ``delta(|a|-delta/2)``  robust, once differentiable
-:class:`PseudoHuber`   ``delta**2 (sqrt(1+(a/delta)**2)-1)``  robust, smooth
-:class:`CustomLoss`    user functions                       any differentiable loss
-=====================  ===================================  ==========================
+=====================  =======================================  ============================
+loss                   ``l(y, yhat)`` with ``a = yhat - y``     behaviour
+=====================  =======================================  ============================
+:class:`Square`        ``a**2``                                 ridge; the closed forms
+:class:`LogCosh`       ``log(cosh(gamma a)) / gamma``           ``~ gamma a**2 / 2`` near 0,
+                                                                ``~ |a| - log(2)/gamma`` far:
+                                                                robust (paper's logcosh-KPL)
+:class:`Huber`         ``a**2/2`` or ``delta(|a|-delta/2)``     robust, once differentiable
+:class:`PseudoHuber`   ``delta**2 (sqrt(1+(a/delta)**2)-1)``    robust, smooth
+:class:`CustomLoss`    user functions                           any differentiable loss
+=====================  =======================================  ============================
 
 Note the scales: the square loss is ``a**2`` (the paper's convention, which
 the ridge closed forms solve) while the robust losses behave like ``c a**2``
