@@ -383,6 +383,22 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         ss_res = float(np.sum((obs.value - pred) ** 2))
         return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
 
+    def save(self, path: Any, *, engine: str | None = None) -> Any:
+        """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, fdakpl
+        >>> X = np.linspace(0, 1, 10)[:, None]; Y = np.hstack([X, 2 * X])
+        >>> m = KPLRegressor(lam=1e-3).fit(X, Y)
+        >>> again = fdakpl.load(m.save(pathlib.Path(tempfile.mkdtemp()) / "kpl.nc"))
+        >>> bool(np.array_equal(again.predict(X), m.predict(X)))
+        True
+        """
+        from .persistence import save
+
+        return save(self, path, engine=engine)
+
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True

@@ -255,6 +255,25 @@ class FunctionalRegressionResults:
 
         return build_summary(self, eta)
 
+    def save(self, path: Any, *, engine: str | None = None) -> Any:
+        """Save these results to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
+
+        Read them back with :func:`fdakpl.load`; the loaded results predict identically.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, fdakpl
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> again = fdakpl.load(res.save(pathlib.Path(tempfile.mkdtemp()) / "dti.nc"))
+        >>> again.lam == res.lam
+        True
+        """
+        from .persistence import save
+
+        return save(self, path, engine=engine)
+
     def _repr_html_(self) -> str:
         try:
             return self.summary().as_html()
