@@ -18,6 +18,7 @@ from .diagnostics import excess_risk_bound
 from .estimator import KPLRegressor
 from .kernels import Gaussian, Identity, IntegralGaussian, Laplace, Linear, Matrix, Product, ScaleDecay, Sum
 from .losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square, make_loss
+from .persistence import load
 from .regression import FunctionalRegression
 from .results import FunctionalRegressionResults
 
@@ -59,6 +60,7 @@ __all__ = [
     "functional",
     "iterative",
     "kernels",
+    "load",
     "losses",
     "make_dictionary",
     "make_loss",
