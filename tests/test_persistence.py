@@ -1,0 +1,352 @@
+"""Saving and loading fitted models (fdakpl.persistence): round trips, foreign and corrupted files, no pickle."""
+
+import copy
+import importlib.util
+import json
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import fdakpl
+from fdakpl import (
+    FPCA,
+    BSpline,
+    Fourier,
+    FunctionalRegression,
+    Gaussian,
+    KPLRegressor,
+    Laplace,
+    Learned,
+    PiecewiseLinear,
+    RandomFourier,
+    Sum,
+    Wavelet,
+    datasets,
+)
+from fdakpl.kernels import Kernel
+from fdakpl.persistence import _checksum, _restore_dtype, load, registered_classes, save
+
+from .conftest import make_problem
+
+ENGINES = ["scipy"] + [e for e, mods in (("netcdf4", ["netCDF4"]), ("h5netcdf", ["h5netcdf", "h5py"]))
+                       if all(importlib.util.find_spec(m) for m in mods)]
+
+
+def _same(a, b, where="obj"):
+    """Recursive bit-for-bit equality of two restored object trees."""
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, where
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), (where, set(a) ^ set(b))
+        for k in a:
+            _same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) and np.isnan(a):
+        assert isinstance(b, float) and np.isnan(b), where
+    elif hasattr(a, "__dict__") and type(a).__module__.startswith("fdakpl"):
+        assert type(a) is type(b), where
+        skip = {"K_", "_cache", "data", "parsed", "_gram_cache"}
+        _same({k: v for k, v in vars(a).items() if k not in skip},
+              {k: v for k, v in vars(b).items() if k not in skip}, where)
+    else:
+        assert type(a) is type(b) and a == b, (where, a, b)
+
+
+@pytest.fixture(scope="module")
+def dti():
+    ds = datasets.dti_first_visits()
+    from fdakpl.functional import interpolate_missing
+
+    return ds.assign(cca=ds.cca.copy(data=interpolate_missing(ds.cca.values, ds.cca_loc.values)))
+
+
+@pytest.fixture(scope="module")
+def dti_results(dti):
+    return FunctionalRegression("rcst ~ cca + C(sex) + pasat", dti, dictionary="db3", levels=4, output_matrix=1.5,
+                                progress=False).fit()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_results_round_trip_is_exact(tmp_path, dti, dti_results, engine):
+    res = dti_results
+    before = copy.deepcopy(dti)
+    path = res.save(tmp_path / "dti.nc", engine=engine)
+    xr.testing.assert_identical(dti, before)  # saving does not touch the user's data
+    again = fdakpl.load(path)
+    new = dti.isel(sample=slice(10, 30))
+    np.testing.assert_array_equal(again.predict(new).values, res.predict(new).values)
+    xr.testing.assert_identical(again.predict(new, at=[0.0, 0.33, 1.0]), res.predict(new, at=[0.0, 0.33, 1.0]))
+    xr.testing.assert_identical(again.fitted, res.fitted)
+    xr.testing.assert_identical(again.coef, res.coef)
+    assert again.edf == res.edf and again.lam == res.lam and again.lam_how == res.lam_how
+    assert str(again.summary()) == str(res.summary())
+    xr.testing.assert_identical(again.model.data, dti[["rcst", "cca", "sex", "pasat"]])
+    assert again.model.data.attrs["acknowledgment"] == dti.attrs["acknowledgment"]
+    np.testing.assert_array_equal(again.estimator.K_, res.estimator.K_)  # recomputed, not stored
+    _same(again.estimator, res.estimator, "estimator")
+    _same(again.kernels, res.kernels, "kernels")
+    _same(again.criteria, res.criteria, "criteria")
+    np.testing.assert_array_equal(again.model.parsed.scalar.mean, res.model.parsed.scalar.mean)
+    with pytest.raises(ValueError, match="levels"):  # the rebuilt scalar design still guards its levels
+        again.predict(new.assign(sex=new.sex.copy(data=np.array(["x"] * 20))))
+
+
+def test_loaded_results_support_bands_and_tests(tmp_path, dti, dti_results):
+    again = load(dti_results.save(tmp_path / "m.nc"))
+    for a, b in zip(again.prediction_bands(dti.isel(sample=[0, 1]), alpha=0.2, random_state=3),
+                    dti_results.prediction_bands(dti.isel(sample=[0, 1]), alpha=0.2, random_state=3), strict=True):
+        xr.testing.assert_identical(a, b)
+    p1 = again.permutation_test("cca", n_permutations=3, random_state=1, progress=False)
+    p2 = dti_results.permutation_test("cca", n_permutations=3, random_state=1, progress=False)
+    np.testing.assert_array_equal(p1["null"], p2["null"])
+    d1, d2 = again.diagnostics(), dti_results.diagnostics()
+    for key in ("C_phi", "kappa", "M", "L", "R", "lambda_star", "representation_error_max"):
+        assert d1[key] == d2[key], key
+
+
+def test_file_is_plain_netcdf_with_provenance(tmp_path, dti_results):
+    path = dti_results.save(tmp_path / "m.nc", engine="scipy")
+    with xr.open_dataset(path) as f:
+        assert f.attrs["fdakpl_format"] == "fdakpl.results"
+        assert f.attrs["fdakpl_version"] == fdakpl.__version__
+        for key in ("fdakpl_created", "fdakpl_python_version", "fdakpl_numpy_version", "fdakpl_checksum",
+                    "acknowledgment"):
+            assert key in f.attrs
+        assert f.attrs["fdakpl_formula"] == "rcst ~ cca + C(sex) + pasat"
+        coef = f["fdakpl.model.estimator.coef_"]
+        assert coef.dims == ("sample", "fdakpl.atom")
+        np.testing.assert_array_equal(coef.values, dti_results.estimator.coef_)
+        np.testing.assert_array_equal(f["fdakpl.model.estimator.B_"].values, dti_results.estimator.B_)
+        state = json.loads(str(f["fdakpl_state"].values))
+        assert state["root"]["__object__"] == "fdakpl.results.FunctionalRegressionResults"
+        assert "rcst" in f and "cca" in f
+
+
+def test_loading_never_unpickles(tmp_path, dti_results, monkeypatch):
+    path = dti_results.save(tmp_path / "m.nc")
+
+    def boom(*a, **k):
+        raise AssertionError("pickle used")
+
+    monkeypatch.setattr(pickle, "loads", boom)
+    monkeypatch.setattr(pickle, "load", boom)
+    assert isinstance(load(path), fdakpl.FunctionalRegressionResults)
+
+
+# ----------------------------------------------------------------------------- estimator round trips
+def _problem(rng, missing=0.0):
+    X, Y, grid = make_problem(rng, n=25, m=30, missing=missing)
+    return X, Y, grid
+
+
+CONFIGS = {
+    "fourier-gaussian": dict(dictionary=Fourier(3), kernel=Gaussian(0.7)),
+    "bspline-laplace-matrixB": dict(dictionary=BSpline(6), kernel=Laplace(1.0),
+                                    output_matrix=np.diag(np.linspace(1, 2, 6)) + 0.1),
+    "rff-unseeded": dict(dictionary=RandomFourier(8, length_scale=0.2, random_state=None)),
+    "wavelet-decay": dict(dictionary=Wavelet("db2", level=2), output_matrix=2.0),
+    "fpca": dict(dictionary=FPCA(3)),
+    "learned": dict(dictionary=Learned(4, tau=0.05, max_iter=5, progress=False, random_state=0)),
+    "hat-sylvester": dict(dictionary=PiecewiseLinear(), solver="sylvester", center=False),
+    "logcosh-iterative": dict(dictionary=Fourier(2), loss="logcosh(2)", solver_options={"max_iter": 30}),
+    "exact-partial": dict(dictionary=Fourier(2), solver="exact_partial"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_estimator_round_trip(tmp_path, rng, name):
+    missing = 0.2 if name in {"exact-partial", "fpca"} else 0.0
+    X, Y, grid = _problem(rng, missing)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = KPLRegressor(lam=1e-3, **CONFIGS[name]).fit(X, Y, locations=grid)
+    again = load(est.save(tmp_path / "e.nc"))
+    Xn = rng.uniform(-1, 1, size=(7, 3))
+    np.testing.assert_array_equal(again.predict(Xn), est.predict(Xn))
+    np.testing.assert_array_equal(again.predict(Xn, at=[0.05, 0.5]), est.predict(Xn, at=[0.05, 0.5]))
+    _same(again, est, name)
+
+
+def test_estimator_with_terms_and_labels_round_trip(tmp_path, rng):
+    X, Y, grid = _problem(rng)
+    labels = [f"s{i}" for i in range(25)]
+    curves = xr.DataArray(np.sin(np.outer(X[:, 0], np.linspace(0, 3, 11))), dims=("sample", "t"),
+                          coords={"sample": labels, "t": np.linspace(0, 1, 11)})
+    Xt = {"curve": curves, "vec": xr.DataArray(X[:, 1:], dims=("sample", "f"), coords={"sample": labels})}
+    Yd = xr.DataArray(Y, dims=("sample", "theta"), coords={"sample": labels, "theta": grid}, name="y")
+    est = KPLRegressor(dictionary=Fourier(3), kernel=Sum({"curve": Gaussian(1.0), "vec": Laplace(2.0)})).fit(Xt, Yd)
+    again = load(est.save(tmp_path / "t.nc", engine=ENGINES[-1]))
+    xr.testing.assert_identical(again.predict(Xt), est.predict(Xt))
+    _same(again, est, "terms")
+
+
+def test_long_response_round_trip(tmp_path, rng):
+    X, Y, grid = _problem(rng, missing=0.5)
+    da = xr.DataArray(Y, dims=("sample", "t"), coords={"sample": np.arange(25), "t": grid}, name="y")
+    df = fdakpl.functional.to_long(da)
+    est = KPLRegressor(dictionary=Fourier(2)).fit(X, df)
+    again = load(est.save(tmp_path / "l.nc"))
+    xr.testing.assert_identical(again.predict(X), est.predict(X))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("fdakpl.approx") is None, reason="fdakpl.approx is not available")
+def test_approximate_model_round_trip(tmp_path, rng):
+    from fdakpl.approx import Nystroem
+
+    X, Y, grid = _problem(rng)
+    est = KPLRegressor(dictionary=Fourier(2), approx=Nystroem(10, random_state=0)).fit(X, Y, locations=grid)
+    again = load(est.save(tmp_path / "a.nc"))
+    np.testing.assert_array_equal(again.predict(X), est.predict(X))
+
+
+# ----------------------------------------------------------------------------- what cannot be saved
+class MyKernel(Kernel):
+    def _matrix(self, X, Y, w):
+        return X @ Y.T
+
+
+def test_user_code_is_refused_at_save(tmp_path, rng):
+    X, Y, grid = _problem(rng)
+    with pytest.raises(TypeError, match=r"MyKernel.*not stored"):
+        KPLRegressor(dictionary=Fourier(1), kernel=MyKernel()).fit(X, Y).save(tmp_path / "k.nc")
+    custom = fdakpl.CustomLoss(lambda y, f: (y - f) ** 2, lambda y, f: 2 * (f - y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = KPLRegressor(dictionary=Fourier(1), loss=custom, solver_options={"max_iter": 5}).fit(X, Y)
+    with pytest.raises(TypeError, match="Python functions"):
+        est.save(tmp_path / "c.nc")
+    assert not list(tmp_path.iterdir())  # nothing half-written
+    with pytest.raises(ValueError, match="not fitted"):
+        save(KPLRegressor(), tmp_path / "u.nc")
+    with pytest.raises(TypeError, match="FunctionalRegressionResults or a fitted KPLRegressor"):
+        save({"a": 1}, tmp_path / "d.nc")
+
+
+def test_unstorable_random_state_is_dropped_with_a_warning(tmp_path, dti):
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary=Fourier(3), lam=1e-3, progress=False,
+                               random_state=np.random.default_rng(0)).fit()
+    with pytest.warns(UserWarning, match="random_state"):
+        path = res.save(tmp_path / "r.nc")
+    again = load(path)
+    assert again.model.random_state is None
+    np.testing.assert_array_equal(again.predict().values, res.predict().values)
+
+
+def test_registry_holds_only_fdakpl_classes():
+    names = registered_classes()
+    assert all(n.startswith("fdakpl.") for n in names)
+    assert "fdakpl.results.FunctionalRegressionResults" in names and "fdakpl.estimator.KPLRegressor" in names
+
+
+# ----------------------------------------------------------------------------- foreign and corrupted files
+@pytest.fixture
+def saved(tmp_path, rng):
+    X, Y, grid = _problem(rng)
+    return KPLRegressor(dictionary=Fourier(2)).fit(X, Y, locations=grid).save(tmp_path / "ok.nc")
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        load(tmp_path / "nope.nc")
+
+
+@pytest.mark.parametrize("content", [b"", b"hello, not netCDF\n", bytes(range(256)) * 10])
+def test_not_netcdf(tmp_path, content):
+    p = tmp_path / "junk.nc"
+    p.write_bytes(content)
+    with pytest.raises(ValueError, match=r"junk\.nc: cannot be read as a netCDF file"):
+        load(p)
+
+
+def test_truncated_file(saved):
+    raw = saved.read_bytes()
+    saved.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(ValueError, match=r"ok\.nc: "):
+        load(saved)
+
+
+def test_foreign_netcdf(tmp_path):
+    p = tmp_path / "foreign.nc"
+    xr.Dataset({"t2m": ("x", np.arange(3.0))}).to_netcdf(p, engine="scipy")
+    with pytest.raises(ValueError, match=r"foreign\.nc: not an fdakpl model file.*t2m"):
+        load(p)
+
+
+def _rewrite(path, change):
+    with xr.open_dataset(path) as f:
+        ds = f.load()
+    change(ds)
+    ds.to_netcdf(path, engine="scipy")
+
+
+def test_modified_array_fails_the_checksum(saved):
+    def change(ds):
+        name = "fdakpl.estimator.coef_"
+        ds[name] = ds[name].copy(data=ds[name].values + 1e-12)
+
+    _rewrite(saved, change)
+    with pytest.raises(ValueError, match=r"ok\.nc: checksum mismatch"):
+        load(saved)
+
+
+def test_missing_array_is_reported(saved):
+    _rewrite(saved, lambda ds: ds.__delitem__("fdakpl.estimator.coef_"))
+    with pytest.raises(ValueError, match=r"ok\.nc: (checksum mismatch|.*lacks)"):
+        load(saved)
+
+
+def _forge(ds, mutate):
+    """Change the JSON state and re-sign it, as an attacker could: the registry must still refuse."""
+    state = json.loads(str(ds["fdakpl_state"].values))
+    mutate(state)
+    text = json.dumps(state, ensure_ascii=True, allow_nan=True, sort_keys=True)
+    ds["fdakpl_state"] = xr.DataArray(np.array(text, dtype=str), attrs=ds["fdakpl_state"].attrs)
+    arrays = {str(k): _restore_dtype(ds[k].values, ds[k].attrs["fdakpl_dtype"])
+              for k in ds.data_vars if str(k).startswith("fdakpl.")}
+    ds.attrs["fdakpl_checksum"] = _checksum(text, arrays)
+
+
+def test_unknown_class_is_refused_even_with_a_valid_checksum(saved):
+    def mutate(state):
+        state["root"]["state"]["kernel"] = {"__object__": "os.system", "state": {}}
+
+    _rewrite(saved, lambda ds: _forge(ds, mutate))
+    with pytest.raises(ValueError, match=r"ok\.nc: .*'os\.system'.*not one of fdakpl's classes"):
+        load(saved)
+
+
+def test_newer_format_is_refused(saved):
+    _rewrite(saved, lambda ds: _forge(ds, lambda s: s.update(format_version=99)))
+    with pytest.raises(ValueError, match=r"ok\.nc: written in fdakpl file format 99"):
+        load(saved)
+
+
+def test_invalid_json_is_reported(saved):
+    def change(ds):
+        ds["fdakpl_state"] = xr.DataArray(np.array("{not json", dtype=str))
+
+    _rewrite(saved, change)
+    with pytest.raises(ValueError, match=r"ok\.nc: the model description 'fdakpl_state' is not valid JSON"):
+        load(saved)
+
+
+def test_long_data_frame_attrs_are_kept(tmp_path, rng):
+    # attrs of any JSON-able kind survive (lists of strings, nested dicts), as in the DTI 'sex' levels
+    X, Y, grid = _problem(rng)
+    ds = xr.Dataset({"y": (("sample", "t"), Y), "x": (("sample", "s"), np.tile(X[:, :1], (1, 4)))},
+                    coords={"t": grid, "s": np.linspace(0, 1, 4), "sample": [f"id{i}" for i in range(25)]},
+                    attrs={"levels": ["a", "b"], "nested": {"k": [1, 2]}, "n": 3})
+    ds["y"].attrs = {"units": "mm", "flags": [1, 2, 3]}
+    res = FunctionalRegression("y ~ x", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
+    again = load(res.save(tmp_path / "a.nc"))
+    xr.testing.assert_identical(again.model.data, ds[["y", "x"]])
+    assert again.model.data.attrs == ds.attrs
+    assert isinstance(pd.Series(again.model.data.sample.values).iloc[0], str)
