@@ -13,8 +13,9 @@ True
 from importlib.metadata import PackageNotFoundError, version
 
 from . import baselines, datasets, dictionaries, functional, iterative, kernels, losses, solvers
-from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
+from .approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
 from .diagnostics import excess_risk_bound
+from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
 from .estimator import KPLRegressor
 from .kernels import Gaussian, Identity, IntegralGaussian, Laplace, Linear, Matrix, Product, ScaleDecay, Sum
 from .losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square, make_loss
@@ -29,6 +30,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 __all__ = [
     "FPCA",
+    "ApproxKPLRegressor",
     "BSpline",
     "CustomLoss",
     "Fourier",
@@ -44,10 +46,12 @@ __all__ = [
     "Linear",
     "LogCosh",
     "Matrix",
+    "Nystroem",
     "PiecewiseLinear",
     "Product",
     "PseudoHuber",
     "RandomFourier",
+    "RandomFourierFeatures",
     "ScaleDecay",
     "Square",
     "Sum",
