@@ -41,7 +41,7 @@ function that needs it is called.
 Examples
 --------
 >>> ds = dataset_from_columns({"y": np.arange(6.0).reshape(2, 3), "g": np.array([2.0, 1.0])},
-...                           sample_labels=["a", "b"], levels={"g": ["lo", "hi"]})
+...                           sample_labels=["a", "b"], factor_levels={"g": ["lo", "hi"]})
 >>> ds["y"].dims, ds["g"].values.tolist(), ds["g"].attrs["levels"]
 (('sample', 'y_loc'), ['hi', 'lo'], ['lo', 'hi'])
 """
@@ -523,7 +523,7 @@ def dataset_from_columns(
     columns: Mapping[str, Any],
     sample_labels: Any = None,
     grids: Mapping[str, Any] | None = None,
-    levels: Mapping[str, Any] | None = None,
+    factor_levels: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
     """Build a Dataset from plain arrays, as the R package sends them.
 
@@ -539,7 +539,7 @@ def dataset_from_columns(
         ``name ->`` locations of a functional variable; default
         ``linspace(0, 1, m)`` (refund's ``pffr`` default, and
         :func:`fdakpl.datasets.load_dti`'s).
-    levels : mapping, optional
+    factor_levels : mapping, optional
         ``name ->`` the levels of a factor; its 1-d column then holds the
         1-based codes (NaN for NA), as R's ``as.integer(f)``.
 
@@ -556,7 +556,7 @@ def dataset_from_columns(
     ['1', '2', '3']
     """
     grids = dict(grids or {})
-    levels = dict(levels or {})
+    levels = dict(factor_levels or {})
     if not columns:
         raise ValueError("no columns were given")
     arrays: dict[str, np.ndarray] = {}
@@ -605,7 +605,7 @@ def fit_from_r(
     columns: Mapping[str, Any],
     sample_labels: Any = None,
     grids: Mapping[str, Any] | None = None,
-    levels: Mapping[str, Any] | None = None,
+    factor_levels: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
     """Fit :class:`fdakpl.FunctionalRegression` on columns sent by R.
@@ -614,7 +614,7 @@ def fit_from_r(
     ----------
     formula : str
         E.g. ``"rcst ~ cca + C(sex)"``.
-    columns, sample_labels, grids, levels
+    columns, sample_labels, grids, factor_levels
         As :func:`dataset_from_columns`.
     **kwargs
         Passed to ``FunctionalRegression`` (``dictionary``, ``levels``… R's
@@ -628,12 +628,14 @@ def fit_from_r(
     --------
     >>> from fdakpl import datasets
     >>> ds = datasets.dti_first_visits()
-    >>> res = fit_from_r("rcst ~ cca", {"cca": ds.cca.values, "rcst": ds.rcst.values},
-    ...                  lam=1e-3)  # doctest: +SKIP
+    >>> res = fit_from_r("rcst ~ cca", {"cca": ds.cca.values, "rcst": ds.rcst.values}, ds.sample.values,
+    ...                  lam=1e-3, interpolate_inputs=True, progress=False)
+    >>> res.fitted.sizes["sample"], float(res.lam)
+    (100, 0.001)
     """
     from . import FunctionalRegression  # type: ignore[attr-defined]
 
-    ds = dataset_from_columns(columns, sample_labels, grids, levels)
+    ds = dataset_from_columns(columns, sample_labels, grids, factor_levels)
     return FunctionalRegression(str(formula), data=ds, **kwargs).fit()
 
 
@@ -657,7 +659,13 @@ def results_for_r(res: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> out = results_for_r(res)  # doctest: +SKIP
+    >>> from fdakpl import datasets
+    >>> ds = datasets.dti_first_visits()
+    >>> res = fit_from_r("rcst ~ cca", {"cca": ds.cca.values, "rcst": ds.rcst.values},
+    ...                  lam=1e-3, interpolate_inputs=True, progress=False)
+    >>> out = results_for_r(res)
+    >>> out["fitted"].shape, out["samples"][:2], out["lambda"]
+    ((100, 55), ['1', '2'], 0.001)
     """
     fitted = res.fitted
     loc = next(d for d in fitted.dims if d != SAMPLE)
@@ -681,7 +689,7 @@ def predict_from_r(
     columns: Mapping[str, Any] | None = None,
     sample_labels: Any = None,
     grids: Mapping[str, Any] | None = None,
-    levels: Mapping[str, Any] | None = None,
+    factor_levels: Mapping[str, Any] | None = None,
     at: Any = None,
 ) -> dict[str, Any]:
     """Predict from R's new data (plain arrays); ``columns=None`` predicts the training samples.
@@ -693,9 +701,15 @@ def predict_from_r(
 
     Examples
     --------
-    >>> out = predict_from_r(res, {"cca": new_cca})  # doctest: +SKIP
+    >>> from fdakpl import datasets
+    >>> ds = datasets.dti_first_visits()
+    >>> res = fit_from_r("rcst ~ cca", {"cca": ds.cca.values[:70], "rcst": ds.rcst.values[:70]},
+    ...                  lam=1e-3, interpolate_inputs=True, progress=False)
+    >>> out = predict_from_r(res, {"cca": ds.cca.values[70:]}, at=[0.0, 0.5, 1.0])
+    >>> out["values"].shape, out["locations"].tolist()
+    ((30, 3), [0.0, 0.5, 1.0])
     """
-    newdata = None if columns is None else dataset_from_columns(columns, sample_labels, grids, levels)
+    newdata = None if columns is None else dataset_from_columns(columns, sample_labels, grids, factor_levels)
     at_arr = None if at is None else np.atleast_1d(np.asarray(at, dtype=float))
     pred = res.predict(newdata=newdata, at=at_arr)
     loc = next(d for d in pred.dims if d != SAMPLE)

@@ -214,7 +214,7 @@ def test_dataset_from_columns_rebuilds_dti():
     ref = datasets.load_dti(source="rdata")
     columns = {"cca": ref.cca.values, "rcst": ref.rcst.values, "sex": np.where(ref.sex.values == "male", 1.0, 2.0),
                "pasat": ref.pasat.values}
-    ds = dataset_from = r.dataset_from_columns(columns, ref.sample.values, levels={"sex": ["male", "female"]})
+    ds = dataset_from = r.dataset_from_columns(columns, ref.sample.values, factor_levels={"sex": ["male", "female"]})
     xr.testing.assert_equal(ds.rcst.drop_vars("rcst_loc"), ref.rcst.drop_vars("rcst_loc"))
     np.testing.assert_array_equal(dataset_from.rcst_loc.values, ref.rcst_loc.values)
     np.testing.assert_array_equal(ds.sex.values, ref.sex.values)
@@ -225,7 +225,7 @@ def test_dataset_from_columns_errors():
     with pytest.raises(ValueError, match="different numbers of rows"):
         r.dataset_from_columns({"a": np.zeros((3, 2)), "b": np.zeros(4)})
     with pytest.raises(ValueError, match=r"codes outside 1\.\.2"):
-        r.dataset_from_columns({"f": [1.0, 3.0]}, levels={"f": ["x", "y"]})
+        r.dataset_from_columns({"f": [1.0, 3.0]}, factor_levels={"f": ["x", "y"]})
     with pytest.raises(ValueError, match="3 sample labels for 2 rows"):
         r.dataset_from_columns({"a": [1.0, 2.0]}, sample_labels=["a", "b", "c"])
     with pytest.raises(TypeError, match="column 'a' has dtype"):
@@ -282,3 +282,39 @@ def test_load_refund_other_data_sets(with_refund):
         datasets.load_refund("nothere")
     with pytest.raises(TypeError, match="class \\['list'\\]"):
         datasets.load_refund("lst")
+
+
+# --------------------------------------------------------------------------- fitting through the bridges
+
+
+def test_fit_from_r_matches_functional_regression():
+    from fdakpl import FunctionalRegression
+
+    ds = datasets.dti_first_visits()
+    train, test = ds.isel(sample=slice(0, 70)), ds.isel(sample=slice(70, None))
+    kwargs = {"lam": 1e-3, "interpolate_inputs": True, "progress": False}
+    ref = FunctionalRegression("rcst ~ cca + C(sex)", data=train, **kwargs).fit()
+    sex_codes = np.where(train.sex.values == "male", 1.0, 2.0)
+    res = r.fit_from_r("rcst ~ cca + C(sex)", {"cca": train.cca.values, "rcst": train.rcst.values, "sex": sex_codes},
+                       train.sample.values, factor_levels={"sex": ["male", "female"]}, **kwargs)
+    out = r.results_for_r(res)
+    np.testing.assert_allclose(out["fitted"], ref.fitted.values, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(np.isnan(out["residuals"]), np.isnan(train.rcst.values))
+    assert out["samples"] == list(train.sample.values)
+    new = {"cca": test.cca.values, "sex": np.where(test.sex.values == "male", 1.0, 2.0)}
+    pred = r.predict_from_r(res, new, test.sample.values, factor_levels={"sex": ["male", "female"]})
+    np.testing.assert_allclose(pred["values"], ref.predict(newdata=test).values, rtol=0, atol=1e-10)
+    assert pred["samples"] == list(test.sample.values)
+
+
+def test_r_data_frame_through_rpy2_fits_as_the_python_dataset():
+    from fdakpl import FunctionalRegression
+
+    sub = r_eval(f"local({{d <- {R_DTI}; d[d$case == 1 & d$visit == 1, ]}})")
+    from_r = r.r_to_xarray(sub, grids="unit")
+    ref_ds = datasets.dti_first_visits()
+    kwargs = {"lam": 1e-2, "interpolate_inputs": True, "progress": False}
+    a = FunctionalRegression("rcst ~ cca", data=from_r, **kwargs).fit()
+    b = FunctionalRegression("rcst ~ cca", data=ref_ds, **kwargs).fit()
+    np.testing.assert_allclose(a.fitted.values, b.fitted.values, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(a.fitted.sample.values, b.fitted.sample.values)

@@ -20,6 +20,12 @@ kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, 
   }
   if (missing(data)) input_error("`data` is missing: give a data.frame with matrix columns (or a named list)")
   combine <- match.arg(combine)
+  reserved <- intersect(names(list(...)), c("lam", "kernels", "data", "formula", "columns", "sample_labels",
+                                             "grids", "factor_levels"))
+  if (length(reserved)) {
+    input_error("argument%s %s cannot go through `...`; use lambda = for the ridge parameter, kernel = for kernels, grid = for grids",
+                if (length(reserved) > 1L) "s" else "", paste0("'", reserved, "'", collapse = ", "))
+  }
   vars <- all.vars(formula)
   response <- all.vars(formula[[2L]])
   if (length(response) != 1L) {
@@ -46,7 +52,7 @@ kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, 
   bridge <- fdakpl_python("r")
   res <- py_call(do.call(bridge$fit_from_r, c(list(formula_string(formula), prepared$columns,
                                                    sample_labels = prepared$labels, grids = grids,
-                                                   levels = prepared$levels), kwargs)))
+                                                   factor_levels = prepared$levels), kwargs)))
   out <- py_call(bridge$results_for_r(res))
   samples <- unlist(out$samples)
   grid_y <- as.double(out$grid)
@@ -160,7 +166,7 @@ predict.kpl <- function(object, newdata = NULL, at = NULL, format = c("matrix", 
     grids <- grids_for_python(object$input_grids[intersect(names(object$input_grids), object$terms)],
                               prepared$kinds, prepared$ncols)
     out <- py_call(bridge$predict_from_r(object$py, prepared$columns, sample_labels = prepared$labels,
-                                         grids = grids, levels = prepared$levels, at = at_py))
+                                         grids = grids, factor_levels = prepared$levels, at = at_py))
   }
   values <- as.matrix(out$values)
   samples <- unlist(out$samples)

@@ -48,9 +48,14 @@ python_problem <- function(module = "fdakpl") {
   if (!isTRUE(config$available)) {
     return(paste0("no usable Python was found by reticulate (tried ", config$python, ")."))
   }
-  if (!reticulate::py_module_available(module)) {
+  found <- find_module(module)
+  if (identical(found, "missing")) {
     return(sprintf("the Python module '%s' is not installed in the Python that reticulate uses (%s).",
                    module, config$python))
+  }
+  if (!identical(found, "ok")) {
+    return(sprintf("'%s' is not a Python package in %s: Python finds the directory %s instead.",
+                   module, config$python, found))
   }
   arrays <- tryCatch({
     reticulate::r_to_py(matrix(0, 1L, 1L))
@@ -67,7 +72,34 @@ python_problem <- function(module = "fdakpl") {
   NULL
 }
 
-#' @noRd
+# Find a Python module the way `import` will. A directory named like the
+# module in R's working directory (R CMD check's fdakpl.Rcheck/fdakpl, say)
+# would shadow the real package as a namespace package: then the working
+# directory leaves sys.path. Returns "ok", "missing" or the shadowing path.
+find_module <- function(module) {
+  finder <- reticulate::py_run_string(paste(
+    "def _fdakpl_find_module(name):",
+    "    import importlib, importlib.util, os, sys",
+    "    def find():",
+    "        try:",
+    "            return importlib.util.find_spec(name)",
+    "        except (ImportError, ValueError):",
+    "            return None",
+    "    spec = find()",
+    "    if spec is not None and spec.origin is None:",
+    "        cwd = os.path.abspath(os.getcwd())",
+    "        sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != cwd]",
+    "        sys.modules.pop(name, None)",
+    "        importlib.invalidate_caches()",
+    "        shadow = list(spec.submodule_search_locations or [])",
+    "        spec = find()",
+    "        if spec is not None and spec.origin is None:",
+    "            return ', '.join(shadow)",
+    "    return 'missing' if spec is None else 'ok'",
+    sep = "\n"), local = TRUE)
+  finder$`_fdakpl_find_module`(module)
+}
+
 check_python <- function(module = "fdakpl") {
   if (identical(module, "fdakpl") && isTRUE(.fdakpl$checked)) {
     return(invisible(TRUE))
@@ -120,8 +152,13 @@ install_fdakpl <- function(envname = "r-fdakpl", package = "fdakpl", python = NU
   }
   if (dir.exists(package)) package <- normalizePath(package)
   reticulate::virtualenv_create(envname, python = python, packages = numpy)
+  # keep the NumPy requirement while pip resolves fdakpl's dependencies
+  constraints <- tempfile("fdakpl-constraints", fileext = ".txt")
+  on.exit(unlink(constraints), add = TRUE)
+  writeLines(numpy, constraints)
   reticulate::virtualenv_install(envname, packages = package,
-                                 pip_options = if (isTRUE(editable)) "-e" else character())
+                                 pip_options = c("--constraint", shQuote(constraints),
+                                                 if (isTRUE(editable)) "-e"))
   path <- reticulate::virtualenv_python(envname)
   message(sprintf("Python with fdakpl: %s\nRestart R; fdakpl uses it when RETICULATE_PYTHON is unset%s.",
                   path, if (identical(envname, .default_env)) "" else

@@ -65,6 +65,8 @@ test_that("bad data are R errors naming the column and the fix", {
   expect_error(kpl(pasat ~ cca, d), "the response 'pasat' must be a numeric matrix column",
                class = "fdakpl_input_error")
   expect_error(kpl("rcst ~ cca", d), "`formula` must be a two-sided formula", class = "fdakpl_input_error")
+  expect_error(kpl(rcst ~ cca, d, kernels = list()), "argument 'kernels' cannot go through `...`",
+               class = "fdakpl_input_error")
   expect_error(kpl(rcst ~ cca, d, grid = list(cca = 1:3)), "`grid\\$cca` has 3 locations but column 'cca' has 93",
                class = "fdakpl_input_error")
   expect_error(kpl(rcst ~ cca, d, grid = list(cca = rev(seq(0, 1, length.out = 93)))), "strictly increasing",

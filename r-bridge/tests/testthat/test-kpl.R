@@ -57,6 +57,18 @@ test_that("a scalar factor covariate and lambda chosen by GCV agree with Python 
                "levels 'other' that the model was not fitted with", class = "fdakpl_input_error")
 })
 
+test_that("dictionary arguments reach Python (wavelets db3 with 4 levels; B-splines)", {
+  need_python()
+  d <- first_visits()
+  fit <- kpl(rcst ~ cca, d[1:70, ], dictionary = "db3", levels = 4L, lambda = 1e-3, interpolate_inputs = TRUE,
+             progress = FALSE)
+  py <- python_fit("rcst ~ cca", c(1L, 70L), c(71L, 100L), extra = ", lam=1e-3, dictionary='db3', levels=4")
+  expect_lt(max_abs(predict(fit, d[71:100, ]), py$pred), 1e-10)
+  expect_identical(ncol(coef(fit)), ncol(py$coef))
+  bs <- kpl(rcst ~ cca, d[1:70, ], dictionary = "bspline", lambda = 1e-3, interpolate_inputs = TRUE, progress = FALSE)
+  expect_false(ncol(coef(bs)) == ncol(coef(fit)) && max_abs(fitted(bs), fitted(fit)) < 1e-8)
+})
+
 test_that("the methods of class kpl are consistent with each other", {
   need_python()
   d <- first_visits()

@@ -53,3 +53,13 @@ test_that("install_fdakpl() checks its arguments", {
   expect_error(install_fdakpl(package = file.path(tempdir(), "no-such-checkout"), editable = TRUE),
                "needs `package` to be the path of a checkout")
 })
+
+test_that("a directory named fdakpl in the working directory does not shadow the Python package", {
+  need_python()
+  dir <- tempfile("shadow")
+  dir.create(file.path(dir, "fdakpl"), recursive = TRUE)
+  out <- run_r(sprintf("setwd('%s'); library(fdakpl); d <- dti(source = 'bundled'); cat('version', fdakpl_config()$fdakpl, 'rows', nrow(d))",
+                       dir),
+               env = paste0("RETICULATE_PYTHON=", Sys.getenv("RETICULATE_PYTHON")))
+  expect_match(out, sprintf("version %s rows 382", fdakpl_config()$fdakpl), fixed = TRUE)
+})
