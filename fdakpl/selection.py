@@ -19,8 +19,10 @@ linear smoother from observed values to fitted values at observed points.
 
 from __future__ import annotations
 
+import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
@@ -236,6 +238,27 @@ def _test_weights(obs: Observations) -> np.ndarray:
     return (1.0 / obs.counts)[obs.index]
 
 
+@contextmanager
+def _child_process_env() -> Iterator[None]:
+    """Drop R's library directories from LD_LIBRARY_PATH while worker processes start.
+
+    rpy2 (imported by the user or by fdakpl.r) prepends them when it starts R; a fresh Python
+    worker would then load the system libpython instead of this interpreter's and fail.
+    """
+    saved = os.environ.get("LD_LIBRARY_PATH")
+    r_home = os.environ.get("R_HOME")
+    if saved and r_home:
+        keep = [p for p in saved.split(os.pathsep) if p and not p.startswith(r_home)
+                and p not in {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"}
+                and "/jvm/" not in p]
+        os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(keep)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["LD_LIBRARY_PATH"] = saved
+
+
 def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_grid: Mapping[str, Sequence[Any]]
                | None = None, n_splits: int = 5, random_state: Any = None, n_jobs: int = 2,
                progress_bar: bool = True, subset_x=None, subset_y=None,
@@ -297,9 +320,10 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     params = _param_grid(param_grid)
     tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
     it = progress(tasks, desc="cross-validation", enabled=progress_bar, total=len(tasks))
-    runner = Parallel(n_jobs=n_jobs, backend="loky" if n_jobs != 1 else "sequential", return_as="generator")
-    results = runner(delayed(_fold_scores)(estimator, params[p], X, Y, folds[f][0], folds[f][1], lams,
-                                           subset_x, subset_y, fit_params or {}) for p, f in it)
+    runner = Parallel(n_jobs=n_jobs, backend="loky" if n_jobs != 1 else "sequential", return_as="list")
+    with _child_process_env():
+        results = runner(delayed(_fold_scores)(estimator, params[p], X, Y, folds[f][0], folds[f][1], lams,
+                                               subset_x, subset_y, fit_params or {}) for p, f in it)
     scores = np.empty((len(params), len(folds), lams.size))
     for (p, f), s in zip(tasks, results, strict=True):
         scores[p, f] = s

@@ -24,3 +24,16 @@ def make_problem(rng, n=30, m=40, p=3, missing=0.0):
         mask[:, 0] = False  # every curve keeps a point
         Y[mask] = np.nan
     return X, Y, grid
+
+
+_LD = os.environ.get("LD_LIBRARY_PATH")
+
+
+@pytest.fixture(autouse=True)
+def _restore_ld_library_path():
+    """Tests that start R through rpy2 must not leak R's LD_LIBRARY_PATH into later subprocesses."""
+    yield
+    if _LD is None:
+        os.environ.pop("LD_LIBRARY_PATH", None)
+    else:
+        os.environ["LD_LIBRARY_PATH"] = _LD

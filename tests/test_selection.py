@@ -75,3 +75,15 @@ def test_kfold_is_reproducible_and_matches_manual_folds(rng):
         err = (m.predict(X[te]) - Y[te]) ** 2
         errs.append(np.mean(np.nanmean(err, axis=1)))
     assert a["scores"][1, 1] == pytest.approx(np.mean(errs), rel=1e-9)
+
+
+def test_parallel_cv_survives_rpy2_environment(rng):
+    """rpy2 prepends R's lib dirs to LD_LIBRARY_PATH; loky workers must still start (fdakpl.selection)."""
+    pytest.importorskip("rpy2.robjects", reason="needs rpy2 and R")
+    import os
+
+    assert "R_HOME" in os.environ
+    X, Y, grid = make_problem(rng, n=20, m=10)
+    cv = kfold_path(KPLRegressor(dictionary=Fourier(2)), X, Y, lams=[1e-3], n_splits=3, random_state=0, n_jobs=2,
+                    progress_bar=False, fit_params={"locations": grid})
+    assert np.isfinite(cv["scores"]).all()
