@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Any
 
@@ -17,7 +18,86 @@ from .kernels import Gaussian, Kernel, check_spd, make_output_matrix
 from .preprocessing import MeanFunction, prepare_inputs, prepare_response
 from .solvers import decompose, project_observations, ridge_coef, ridge_sylvester
 
-__all__ = ["KPLRegressor", "integration_weights"]
+__all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
+
+#: fraction of the available memory that the exact solver may plan to use (see :func:`check_exact_memory`)
+MEMORY_FRACTION = 0.5
+
+
+def _available_memory() -> float | None:
+    try:
+        import psutil
+
+        return float(psutil.virtual_memory().available)
+    except ImportError:
+        try:
+            return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):  # pragma: no cover - platform without sysconf
+            return None
+
+
+def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> float:
+    """Refuse, before allocating anything, a problem too large for the exact (``n x n``) solvers.
+
+    The exact solvers hold the kernel matrix, its eigenvectors, LAPACK's
+    workspace and the leave-one-out / GCV path (about ``7 n^2`` doubles at
+    the peak, measured: 6.2 for ``n = 3000``), plus the observed points.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training curves ``n``.
+    n_points : int
+        Number of observed response points.
+    limit : None, float or str
+        Bytes the fit may use: ``None`` reads the environment variable
+        ``FDAKPL_MEMORY_LIMIT`` (bytes, or ``"inf"``), else takes
+        ``MEMORY_FRACTION`` (one half) of the available memory (psutil, or
+        ``os.sysconf``); ``float("inf")`` or ``"inf"`` turns the check off.
+
+    Returns
+    -------
+    float
+        The estimated peak memory in bytes.
+
+    Raises
+    ------
+    ValueError
+        If the estimate exceeds the limit; the message gives both and points
+        to the approximate solver (:mod:`fdakpl.approx`).
+
+    Examples
+    --------
+    >>> check_exact_memory(1000) / 2**20  # MiB
+    53.40576171875
+    >>> check_exact_memory(200_000, limit=16e9)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_samples = 200000 curves need about 2.2e+03 GB for the exact KPL solver (limit 16 GB: ...)...approx=...
+    """
+    estimate = 8.0 * (7.0 * float(n_samples) ** 2 + 4.0 * float(n_points))
+    if limit is None:
+        limit = os.environ.get("FDAKPL_MEMORY_LIMIT")
+    if limit is None:
+        avail = _available_memory()
+        if avail is None:  # pragma: no cover - cannot tell
+            return estimate
+        limit, how = MEMORY_FRACTION * avail, f"half of the {avail / 1e9:.3g} GB available"
+    else:
+        try:
+            limit = float(limit)
+        except (TypeError, ValueError):
+            raise ValueError(f"memory_limit must be a number of bytes or 'inf', got {limit!r}") from None
+        how = "memory_limit"
+    if estimate > limit:
+        raise ValueError(
+            f"n_samples = {n_samples} curves need about {estimate / 1e9:.2g} GB for the exact KPL solver "
+            f"(limit {limit / 1e9:.3g} GB: {how}); it stores n x n matrices. Use the approximate solver "
+            "(fdakpl.approx): approx=fdakpl.Nystroem(500) or approx=fdakpl.RandomFourierFeatures(500) in "
+            "KPLRegressor or FunctionalRegression; or raise the limit with memory_limit=<bytes> "
+            "(KPLRegressor) or the environment variable FDAKPL_MEMORY_LIMIT=<bytes> ('inf' turns the check off)"
+        )
+    return estimate
 
 
 def integration_weights(obs: Observations, domain: tuple[float, float], mode: str = "auto") -> tuple[np.ndarray, str]:
@@ -124,6 +204,11 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         fitting goes through :class:`fdakpl.approx.ApproxKPLRegressor`
         (stored as ``approx_``; ``coef_`` is then the ``r x d`` primal weight
         matrix; square loss only).
+    memory_limit : None, float or "inf"
+        Bytes the exact solvers may use; a larger problem is refused before
+        any ``n x n`` allocation, pointing to ``approx=``. Default: the
+        environment variable ``FDAKPL_MEMORY_LIMIT``, else half the available
+        memory (:func:`check_exact_memory`).
 
     Attributes
     ----------
@@ -169,7 +254,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
                  output_matrix: Any = None, lam: float = 1e-3, center: bool = True, solver: str = "auto",
                  integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False, loss: Any = "square",
-                 solver_options: dict[str, Any] | None = None, approx: Any = None) -> None:
+                 solver_options: dict[str, Any] | None = None, approx: Any = None, memory_limit: Any = None) -> None:
         self.dictionary = dictionary
         self.kernel = kernel
         self.output_matrix = output_matrix
@@ -182,6 +267,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.loss = loss
         self.solver_options = solver_options
         self.approx = approx
+        self.memory_limit = memory_limit
 
     # ------------------------------------------------------------------
     def _kernel(self) -> Kernel:
@@ -241,6 +327,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
                              "xr.align(X, Y, join='exact')")
         if n < 2:
             raise ValueError(f"KPL needs at least 2 samples, got n_samples = {n}")
+        check_exact_memory(n, obs.index.size, self.memory_limit)  # before any n x n allocation
         self.response_info_ = info
         self.input_spec_ = spec
         self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None

@@ -54,8 +54,38 @@ def _as_dataset(data: Any) -> xr.Dataset:
     if isinstance(data, xr.Dataset):
         return data
     if isinstance(data, Mapping):
+        _check_mapping(data)
         return xr.Dataset({k: v for k, v in data.items()})
     raise TypeError(f"data must be an xarray.Dataset (or a mapping of DataArrays), got {type(data).__name__}")
+
+
+def _check_mapping(data: Mapping) -> None:
+    """Refuse what ``xr.Dataset(mapping)`` would silently pad with NaN: different sample labels, or one
+    location dim with different coordinates in two variables."""
+    samples: tuple[str, set] | None = None
+    dims: dict[str, tuple[str, np.ndarray]] = {}
+    for name, da in data.items():
+        if not isinstance(da, xr.DataArray):
+            continue
+        if SAMPLE in da.coords:
+            labels = set(da[SAMPLE].values.tolist())
+            if samples is not None and labels != samples[1]:
+                raise ValueError(
+                    f"{name!r} and {samples[0]!r} have different sample labels; xarray would pad the missing "
+                    "samples with NaN: select the common samples first, e.g. xr.align(*arrays, join='inner')")
+            samples = samples or (str(name), labels)
+        for dim in da.dims:
+            if dim == SAMPLE or dim not in da.coords:
+                continue
+            coord = np.asarray(da[dim].values)
+            if dim in dims:
+                other, ref = dims[dim]
+                if coord.shape != ref.shape or not np.array_equal(coord, ref):
+                    raise ValueError(
+                        f"{name!r} and {other!r} share the location dim {dim!r} with different coordinates; "
+                        f"give each variable its own dim, e.g. {name}.rename({{{dim!r}: '{dim}_{name}'}})")
+            else:
+                dims[str(dim)] = (str(name), coord)
 
 
 def _is_functional(da: xr.DataArray) -> bool:
@@ -90,7 +120,13 @@ class ScalarDesign:
                 mm = self.spec.get_model_matrix(df, na_action="raise")
             except Exception as err:  # formulaic raises several types
                 raise ValueError(f"cannot build the scalar design of {self.formula!r} for new data: {err}") from None
-        return (np.asarray(mm, dtype=float) - self.mean) / self.scale
+        out = (np.asarray(mm, dtype=float) - self.mean) / self.scale
+        if not np.all(np.isfinite(out)):
+            bad = [v for v in self.variables
+                   if df[v].dtype != object and not np.all(np.isfinite(df[v].to_numpy(float)))] or self.variables
+            raise ValueError(f"scalar covariates {bad} have infinite values (or give them in {self.formula!r}); "
+                             f"drop those samples, e.g. ds.isel(sample=np.isfinite(ds[{bad[0]!r}]).values)")
+        return out
 
 
 def _scalar_frame(ds: xr.Dataset, variables: list[str]) -> pd.DataFrame:
@@ -245,8 +281,11 @@ def _scalar_design(rhs: str, ds: xr.Dataset, available: list[str]) -> ScalarDesi
     return ScalarDesign(rhs, mm.model_spec, list(mm.model_spec.column_names), mean, scale, levels, variables)
 
 
-def median_heuristic(values: np.ndarray, weights: np.ndarray | None = None) -> float:
+def median_heuristic(values: np.ndarray, weights: np.ndarray | None = None, max_rows: int = 2000) -> float:
     """Median of the pairwise (L2) distances between rows, a default Gaussian width.
+
+    With more than ``max_rows`` rows, the median is taken over an evenly
+    spaced subsample of ``max_rows`` rows (memory stays ``O(max_rows^2)``).
 
     Examples
     --------
@@ -256,6 +295,8 @@ def median_heuristic(values: np.ndarray, weights: np.ndarray | None = None) -> f
     from scipy.spatial.distance import pdist
 
     X = np.asarray(values, dtype=float)
+    if X.shape[0] > max_rows:  # pdist is O(n^2) in memory: an evenly spaced subsample estimates the median
+        X = X[np.linspace(0, X.shape[0] - 1, max_rows).astype(int)]
     if weights is not None:
         X = X * np.sqrt(weights)
     d = pdist(X)

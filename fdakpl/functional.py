@@ -98,7 +98,8 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
         If ``da`` is not a DataArray or holds non-numeric values.
     ValueError
         If the location coordinate is missing, non-numeric, not strictly
-        increasing, or contains non-finite values.
+        increasing, or contains non-finite values, or if sample labels are
+        duplicated.
 
     Examples
     --------
@@ -138,6 +139,14 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
         raise ValueError(
             f"{label!r}: location coordinate {loc!r} is not strictly increasing; sort "
             f"it with da.sortby({loc!r}) and drop duplicated locations"
+        )
+    if SAMPLE in da.coords and not pd.Index(da[SAMPLE].values).is_unique:
+        dup = pd.Index(da[SAMPLE].values)
+        shown = dup[dup.duplicated()].unique()[:5].tolist()
+        raise ValueError(
+            f"{label!r} has duplicated sample labels {shown}; labels must identify curves (predictions, "
+            "cross-validation and alignment use them): relabel, e.g. "
+            "da.assign_coords(sample=np.arange(da.sizes['sample']))"
         )
     out = da.transpose(SAMPLE, loc)
     if out.dtype != np.float64:

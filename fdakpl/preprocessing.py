@@ -78,9 +78,14 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
         X = X.to_numpy()[:, None]
     if sp.issparse(X):
         raise TypeError(f"sparse input is not supported: {name} is a sparse matrix; pass {name}.toarray()")
+    raw = np.asarray(X)
+    if raw.dtype.kind in "USO" and (raw.dtype.kind != "O" or any(isinstance(v, (str, bytes)) for v in raw.flat)):
+        raise TypeError(f"{name!r} holds text (dtype {raw.dtype}); kernels need numbers: encode categories as "
+                        "numbers (the formula interface does this with C(...)), or convert numeric text with "
+                        ".astype(float)")
     try:
         arr = check_array(X, accept_sparse=False, dtype=np.float64, ensure_2d=True, allow_nd=True,
-                          ensure_all_finite=False, input_name=name)
+                          ensure_all_finite=False, input_name=name, ensure_min_samples=0)
     except TypeError as err:
         raise TypeError(f"{name!r} must be numeric; encode categories as numbers (the formula interface does "
                         f"this with C(...)): {err}") from None
@@ -162,11 +167,16 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
 
 
 def _labels_of(X: Any) -> np.ndarray | None:
+    labels = None
     if isinstance(X, xr.DataArray) and SAMPLE in X.dims and SAMPLE in X.coords:
-        return np.asarray(X[SAMPLE].values)
-    if isinstance(X, (pd.DataFrame, pd.Series)):
-        return np.asarray(X.index)
-    return None
+        labels = np.asarray(X[SAMPLE].values)
+    elif isinstance(X, (pd.DataFrame, pd.Series)):
+        labels = np.asarray(X.index)
+    if labels is not None and not pd.Index(labels).is_unique:
+        idx = pd.Index(labels)
+        raise ValueError(f"the inputs have duplicated sample labels {idx[idx.duplicated()].unique()[:5].tolist()}; "
+                         "labels must identify curves: relabel them")
+    return labels
 
 
 @dataclass
