@@ -9,7 +9,7 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 from statsmodels.iolib.tableformatting import fmt_2cols
 
-__all__ = ["build_summary", "kv_table"]
+__all__ = ["build_summary", "condition_warnings", "kv_table"]
 
 _FMT = dict(fmt_2cols, data_fmts=["%-24s", "%-28s", "%-24s", "%s"], data_aligns="l", colwidths=None)
 
@@ -48,6 +48,31 @@ def kv_table(pairs: list[tuple[str, Any]], title: str) -> SimpleTable:
 
 def _short(text: str, width: int = 28) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+#: condition numbers above this lose more than 10 of float64's 16 digits
+ILL_CONDITIONED = 1e10
+
+
+def condition_warnings(cond: dict[str, float], riesz: bool = True) -> list[str]:
+    """Warnings for the summary when the fit's linear algebra is ill-conditioned.
+
+    Examples
+    --------
+    >>> condition_warnings({"kernel": 1e13, "gram": 10.0, "system": 1e14})[0][:34]
+    'Warning: cond(K + n lambda I) = 1e'
+    """
+    out = []
+    if np.isfinite(cond["kernel"]) and cond["kernel"] > ILL_CONDITIONED:
+        out.append(f"Warning: cond(K + n lambda I) = {cond['kernel']:.2g} (near-duplicate input curves with a small "
+                   f"lambda): the coefficients alpha lose about {np.log10(cond['system']):.0f} of 16 digits "
+                   "(cond of the whole system "
+                   f"{cond['system']:.2g}); predictions are less affected. Increase lambda or drop duplicated curves.")
+    if riesz and cond["gram"] > ILL_CONDITIONED / 100:
+        out.append(f"Warning: cond(Gram) = {cond['gram']:.2g}: the atoms are nearly linearly dependent (learnt or "
+                   "redundant dictionary); the eigendecomposition solver stays accurate, but the coefficients of "
+                   "single atoms are poorly determined. Use fewer atoms or a larger lambda.")
+    return out
 
 
 def build_summary(res: Any, eta: float = 0.05) -> Summary:
@@ -107,6 +132,7 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
         ("Normed family", diag["normed"]),
         ("Riesz (independent)", diag["riesz"]),
         ("cond(Gram)", diag["gram_condition"]),
+        ("cond(K + n lambda I)", res.condition_numbers["kernel"]),
         ("kappa", diag["kappa"]),
         ("M(d)", diag["M"]),
         ("L = max|y|", diag["L"]),
@@ -136,6 +162,7 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
     if not diag["riesz"]:
         extra.append("The Gram matrix is singular (redundant dictionary): the family is not a Riesz basis "
                      "(c_phi = 0); the ridge solution is still unique.")
+    extra += condition_warnings(res.condition_numbers, diag["riesz"])
     if res.lam_on_edge:
         extra.append("The chosen lambda lies on the edge of its grid: extend lam_grid.")
     extra += [f"Note: {n}" for n in dict.fromkeys(res.notes)]
