@@ -24,3 +24,18 @@ def test_first_visits_are_the_papers_sample():
     assert int(first.cca.isnull().sum()) == 2
     assert int(first.rcst.isnull().sum()) == 192
     assert len(np.unique(first.ID.values)) == 100
+
+
+def test_dti_keeps_r_column_order_and_types():
+    ds = datasets.load_dti(source="rdata")
+    assert list(ds.data_vars) == ["ID", "visit", "visit_time", "Nscans", "case", "sex", "pasat", "cca", "rcst"]
+    assert ds.visit_time.attrs == {"r_name": "visit.time", "r_type": "integer"}
+    assert ds.pasat.attrs["r_type"] == "integer" and ds.pasat.dtype == np.float64  # NA -> NaN
+    assert ds.visit.dtype == np.int32
+
+
+def test_dti_unknown_source():
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown source 'cran'; use one of 'auto', 'refund', 'r', 'rdata'"):
+        datasets.load_dti(source="cran")
