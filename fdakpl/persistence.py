@@ -368,7 +368,7 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
                       for k, v in variables.items()},
     }
     state = {"kind": kind, "format_version": FORMAT_VERSION, "root": tree, **extra}
-    state_json = json.dumps(state, ensure_ascii=True, allow_nan=True, sort_keys=True)
+    state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
 
     out = xr.Dataset()
     for k, v in data.data_vars.items():
@@ -559,7 +559,7 @@ def load(path: str | os.PathLike[str]) -> Any:
         restored[name] = _restore_dtype(ds[name].values, meta["dtype"])
     check = dict(arrays)
     check.update({f"data:{k}": v for k, v in restored.items()})
-    state_json = json.dumps(state, ensure_ascii=True, allow_nan=True, sort_keys=True)
+    state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
     expected = ds.attrs.get("fdakpl_checksum")
     if expected != _checksum(state_json, check):
         raise ValueError(f"{path}: checksum mismatch: the file was modified or corrupted after it was saved")
