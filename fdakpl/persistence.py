@@ -250,6 +250,16 @@ def _plain_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _storable(v: xr.Variable) -> xr.Variable:
+    """A training variable as netCDF stores it: datetimes as int64 ticks, booleans as int8, attrs made plain."""
+    vals = np.asarray(v.values)
+    if vals.dtype.kind in "mM":
+        vals = vals.view(np.int64)
+    elif vals.dtype.kind == "b":
+        vals = vals.astype(np.int8)
+    return xr.Variable(v.dims, vals, attrs=_plain_attrs(dict(v.attrs)))
+
+
 def _canonical(arr: np.ndarray) -> bytes:
     a = np.ascontiguousarray(arr)
     if a.dtype.kind == "f":
@@ -370,15 +380,8 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
     state = {"kind": kind, "format_version": FORMAT_VERSION, "root": tree, **extra}
     state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
 
-    out = xr.Dataset()
-    for k, v in data.data_vars.items():
-        out[k] = v.copy(deep=False)
-    out = out.assign_coords({k: v for k, v in data.coords.items()})
-    for k in out.variables:
-        src = data[k] if k in data.variables else out[k]
-        out[k].attrs = _plain_attrs(dict(src.attrs))
-        if src.dtype.kind == "b":
-            out[k] = out[k].astype(np.int8) if k not in out.coords else out[k]
+    out = xr.Dataset({k: _storable(v.variable) for k, v in data.data_vars.items()},
+                     coords={k: _storable(v.variable) for k, v in data.coords.items()})
     encoding: dict[str, dict[str, Any]] = {}
     for name, (arr, attrs) in writer.arrays.items():
         store = arr.astype(np.int8) if arr.dtype.kind == "b" else arr
@@ -480,6 +483,8 @@ class _Reader:
 
 def _restore_dtype(values: np.ndarray, dtype: str) -> np.ndarray:
     target = np.dtype(dtype)
+    if target.kind in "mM":  # stored as their int64 ticks
+        return np.asarray(values).astype(np.int64).view(target)
     if target.kind == "O":
         return np.array(values.tolist() if values.dtype.kind != "O" else values, dtype=object)
     if target.kind in "US":

@@ -345,6 +345,8 @@ def test_long_data_frame_attrs_are_kept(tmp_path, rng):
                     coords={"t": grid, "s": np.linspace(0, 1, 4), "sample": [f"id{i}" for i in range(25)]},
                     attrs={"levels": ["a", "b"], "nested": {"k": [1, 2]}, "n": 3})
     ds["y"].attrs = {"units": "mm", "flags": [1, 2, 3]}
+    ds = ds.assign_coords(visit=("sample", np.datetime64("2020-01-01") + np.arange(25).astype("timedelta64[D]")),
+                          case=("sample", np.arange(25) % 2 == 0))
     res = FunctionalRegression("y ~ x", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
     again = load(res.save(tmp_path / "a.nc"))
     xr.testing.assert_identical(again.model.data, ds[["y", "x"]])
