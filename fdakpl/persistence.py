@@ -25,7 +25,10 @@ losses, estimators, results and their plain-data containers), with their
 attributes restored from numbers, strings and arrays. The formulaic model
 spec of scalar covariates is not stored as an object: it is rebuilt from the
 formula on the stored training data, and the stored standardisation
-(mean, scale) is put back. The training kernel matrix ``K_`` is recomputed
+(mean, scale) is put back. Since formulaic evaluates the terms of a formula as
+Python, a stored formula is checked first: only the data's variables and
+formulaic's usual transforms (``C``, ``I``, ``np.log``, ``center``, ...) are
+allowed, so a forged file cannot run code through it. The training kernel matrix ``K_`` is recomputed
 from the stored kernel inputs ``X_fit_`` (it is ``n x n``).
 
 Examples
@@ -590,6 +593,51 @@ def _rebuild_data(ds: xr.Dataset, info: dict[str, Any], restored: dict[str, np.n
     return xr.Dataset({k: data_vars[k] for k in order}, coords=coords, attrs=reader.decode(info.get("attrs", {})))
 
 
+#: names a stored formula may use besides the data's variables (formulaic evaluates formulas as Python)
+_FORMULA_NAMES = {"C", "I", "Q", "center", "scale", "standardize", "poly", "bs", "log", "exp", "sqrt", "abs",
+                  "Treatment", "Sum", "Helmert", "Diff", "Poly", "contr", "treatment", "sum", "helmert", "diff",
+                  "levels", "reference", "contrasts", "degree", "df", "knots", "raw", "True", "False", "None",
+                  "np"}
+_NP_NAMES = {"log", "log1p", "log2", "log10", "exp", "expm1", "sqrt", "abs", "square", "sin", "cos", "tan",
+             "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "power", "floor", "ceil", "round", "sign"}
+
+
+def _check_formula(formula: Any, variables: set[str], path: Path) -> None:
+    """Refuse a stored formula that could run code: formulaic evaluates the terms of a formula as Python."""
+    import io
+    import tokenize
+
+    if not isinstance(formula, str):
+        raise ValueError(f"{path}: the stored formula is not a string (corrupted file)")
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(formula.replace("~", "+")).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError) as err:
+        raise ValueError(f"{path}: the stored formula {formula!r} cannot be tokenised ({err})") from None
+    prev = None
+    for tok in tokens:
+        if tok.type == tokenize.NAME:
+            after_np = prev is not None and prev.string == "."
+            ok = (tok.string in _NP_NAMES) if after_np else (tok.string in variables or tok.string in _FORMULA_NAMES)
+            if not ok or tok.string.startswith("_"):
+                raise ValueError(f"{path}: the stored formula {formula!r} uses {tok.string!r}, which is neither a "
+                                 "variable of the stored data nor one of formulaic's usual transforms; refusing to "
+                                 "evaluate it (a formula is evaluated as Python)")
+        elif tok.type == tokenize.OP:
+            if tok.string == "." and not (prev is not None and prev.string == "np"):
+                raise ValueError(f"{path}: the stored formula {formula!r} uses attribute access other than np.<f>; "
+                                 "refusing to evaluate it")
+            if tok.string not in set("+-*/:()[],=.^|%") | {"**", "//"}:
+                raise ValueError(f"{path}: the stored formula {formula!r} uses the operator {tok.string!r}; "
+                                 "refusing to evaluate it")
+        elif tok.type == tokenize.STRING:
+            if "f" in re.match(r"[A-Za-z]*", tok.string).group().lower():
+                raise ValueError(f"{path}: the stored formula {formula!r} has an f-string; refusing to evaluate it")
+        elif tok.type not in {tokenize.NUMBER, tokenize.NEWLINE, tokenize.NL,
+                              tokenize.ENDMARKER}:
+            raise ValueError(f"{path}: the stored formula {formula!r} has an unexpected token {tok.string!r}")
+        prev = tok
+
+
 def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str, Any] | None) -> None:
     """Recompute what was not stored, and check the pieces fit together."""
     from .formula import parse_formula
@@ -607,6 +655,7 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
         elif name == "fdakpl.regression.FunctionalRegression":
             assert data is not None and parsed is not None
             inst.data = data
+            _check_formula(inst.formula, {str(v) for v in data.variables}, reader.path)
             try:
                 p = parse_formula(inst.formula, data)
             except ValueError as err:

@@ -311,6 +311,8 @@ def _forge(ds, mutate):
     ds["fdakpl_state"] = xr.DataArray(np.array(text, dtype=str), attrs=ds["fdakpl_state"].attrs)
     arrays = {str(k): _restore_dtype(ds[k].values, ds[k].attrs["fdakpl_dtype"])
               for k in ds.data_vars if str(k).startswith("fdakpl.")}
+    arrays.update({f"data:{k}": _restore_dtype(ds[k].values, meta["dtype"])
+                   for k, meta in state.get("data", {}).get("variables", {}).items()})
     ds.attrs["fdakpl_checksum"] = _checksum(text, arrays)
 
 
@@ -381,3 +383,33 @@ def test_results_of_every_tuning_route_round_trip(tmp_path, options):
     np.testing.assert_array_equal(again.predict(ds).values, res.predict(ds).values)
     assert str(again.summary()) == str(res.summary())
     _same(again.cv_result, res.cv_result, "cv_result")
+
+
+@pytest.mark.parametrize("formula", [
+    "y ~ x + I(print('pwned') or z)",
+    "y ~ x + np.lib.npyio.os.getcwd()",
+    "y ~ x + z.__class__",
+    "y ~ x + I(f'{z}')",
+    "y ~ x + (lambda: z)()",
+])
+def test_a_forged_formula_is_not_evaluated(tmp_path, capsys, formula):
+    # formulaic evaluates formula terms as Python: a saved formula is checked before it is parsed
+    ds = _scalar_data()
+    res = FunctionalRegression("y ~ x + z", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
+    path = res.save(tmp_path / "f.nc")
+
+    def mutate(state):
+        state["root"]["state"]["model"]["state"]["formula"] = formula
+
+    _rewrite(path, lambda f: _forge(f, mutate))
+    with pytest.raises(ValueError, match=r"f\.nc: the stored formula .*(refusing|cannot)"):
+        load(path)
+    assert "pwned" not in capsys.readouterr().out
+
+
+def test_usual_formula_transforms_still_load(tmp_path):
+    ds = _scalar_data().assign(g=("sample", np.array(["a", "b"] * 10)))
+    res = FunctionalRegression("y ~ x + np.log(z**2) + C(g, Treatment('b')) + I(z / 2)", ds, dictionary=Fourier(2),
+                               lam=1e-2, progress=False).fit()
+    again = load(res.save(tmp_path / "ok.nc"))
+    np.testing.assert_array_equal(again.predict(ds).values, res.predict(ds).values)
