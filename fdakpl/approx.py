@@ -575,7 +575,8 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     lam : float, "gcv" or array-like
         A fixed ``lambda > 0``, or candidates for GCV (:meth:`PrimalDecomposition.gcv`);
         ``"gcv"`` uses ``np.logspace(-8, 0, 33)``.
-    approx : Nystroem or RandomFourierFeatures, default Nystroem(300)
+    approx : Nystroem or RandomFourierFeatures, optional
+        Default: ``Nystroem(min(300, n))`` with uniform landmarks.
     chunk_size : int
         Samples per chunk for in-memory inputs (dask inputs keep their own chunks).
     dictionary_sample : int
@@ -739,7 +740,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         _warn_unsupported_atoms(grid.size, G)
 
         # feature map
-        fmap = clone(self.approx) if self.approx is not None else Nystroem(300)
+        fmap = clone(self.approx) if self.approx is not None else Nystroem(min(300, n))
         fmap.fit(kernel, inputs.take, n)
         self.approx_ = fmap
         self.approx_description_ = fmap.describe()

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 import xarray as xr
 
 from .functional import SAMPLE, interpolate_missing, validate_functional
@@ -177,7 +178,8 @@ def _head(v: Any, h: int) -> Any:
         return v.iloc[:h]
     if is_dask(v):
         return np.asarray(v[:h].compute())
-    return np.asarray(v)[:h] if np.ndim(v) else v
+    arr = np.asarray(v)
+    return arr[:h] if arr.ndim else arr
 
 
 def _raw_array(v: Any, name: str) -> Any:
@@ -210,6 +212,8 @@ def as_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None = Non
     >>> inp.n, inp.layout.names
     (5, None)
     """
+    if sp.issparse(X):
+        raise TypeError("sparse input is not supported: X is a sparse matrix; pass X.toarray()")
     h = 2
     _, weights, spec_out, _ = prepare_inputs(_head(X, h), interpolate=interpolate, spec=spec)
     if isinstance(X, xr.Dataset):
@@ -257,6 +261,8 @@ def as_response(Y: Any, locations: Any = None, domain: Any = None) -> Response:
     if isinstance(Y, pd.DataFrame):
         raise TypeError("streaming / approximate KPL needs dense responses on a grid (NaN = unobserved); convert "
                         "long data with fdakpl.functional.from_long(df, grid=...) or use KPLRegressor without approx")
+    if sp.issparse(Y):
+        raise TypeError("sparse input is not supported: Y is a sparse matrix; pass Y.toarray()")
     _, info = prepare_response(_head(Y, 2), locations, domain)
     if isinstance(Y, xr.DataArray):
         da = validate_functional(Y, "Y" if Y.name is None else str(Y.name))

@@ -340,3 +340,11 @@ def test_bad_values_in_later_chunks_name_the_samples(rng, tmp_path):
         a = ApproxKPLRegressor(**kw, interpolate_inputs=True).fit(ds.x, ds.y)
     b = ApproxKPLRegressor(**kw).fit(filled.x, filled.y)
     assert rel(a.coef_, b.coef_) < 1e-12
+
+
+def test_sklearn_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(ApproxKPLRegressor())  # default: Nystroem(min(300, n)) landmarks
