@@ -45,10 +45,9 @@ from fdakpl import KPLRegressor, Laplace, Wavelet
 from fdakpl.baselines import FunctionalKRR, KernelAdditiveModel, KernelEstimator, TripleBasisEstimator
 from fdakpl.functional import interpolate_missing
 from fdakpl.kernels import Gaussian
-from fdakpl.preprocessing import prepare_inputs
-from fdakpl.solvers import ridge_coef
 
-from .common import curve_errors, kfolds, machine, paper_gaussian_sigma, parallel_map, random_splits, write_json
+from .common import curve_errors, machine, paper_gaussian_sigma, parallel_map, random_splits, write_json
+from .cv import cross_validate, fit_best, kpl_ridge_path  # noqa: F401  (kpl_ridge_path re-exported)
 
 PAPER = {"KE": (0.231, 0.025), "3BE": (0.227, 0.017), "KAM": (0.222, 0.021), "FKRR": (0.215, 0.020),
          "ridge-KPL": (0.211, 0.022), "logcosh-KPL": (0.209, 0.020)}
@@ -56,7 +55,7 @@ METHODS = ("KE", "3BE", "KAM", "FKRR", "ridge-KPL", "logcosh-KPL")
 
 
 def grids(kind: str = "full") -> dict[str, Any]:
-    """The paper's grids (``"full"``), reduced ones (``"quick"``) or tiny ones for tests (``"tiny"``)."""
+    """The paper's grids (``"full"``), widened ones (``"extended"``), reduced ones (``"quick"``) or tiny ones."""
     full = {
         "lams": np.geomspace(1e-6, 1e-2, 25),
         "ke_sigmas": np.linspace(0.05, 2.0, 200),
@@ -79,11 +78,17 @@ def grids(kind: str = "full") -> dict[str, Any]:
                 "wavelets": [("db2", 5), ("db3", 4)], "kpl_b": [1.0, 1.2, 1.4, 1.6, 1.8, 2.0],
                 "logcosh_gammas": [0.5, 1.0, 2.0, 5.0], "tbe_sigmas": [7.5, 12.5, 20.0], "kam_components": [20, 30],
                 "fkrr_sigma_out": [0.5, 1.0, 2.0, 5.0, 10.0]}
+    if kind == "extended":
+        # the paper's grids widened where the selection hits their edges (ridge-/logcosh-KPL: b and lambda at their
+        # maxima; KAM: lambda at its maximum; FKRR: sigma_out at its minimum; 3BE: sigma at its minimum)
+        return {**full, "lams": np.geomspace(1e-6, 1.0, 37), "kpl_b": [round(b, 1) for b in np.arange(1.0, 3.05, 0.2)],
+                "fkrr_sigma_out": [0.1, 0.2, 0.3, *full["fkrr_sigma_out"]], "kam_components": [20, 30, 40],
+                "tbe_sigmas": [2.5, 5.0, *full["tbe_sigmas"]]}
     if kind == "tiny":
         return {**full, "lams": np.geomspace(1e-5, 1e-2, 3), "ke_sigmas": np.array([0.3, 1.0]),
                 "wavelets": [("db2", 3)], "kpl_b": [1.5], "logcosh_gammas": [1.0], "tbe_sigmas": [10.0],
                 "tbe_features": 20, "kam_components": [5], "fkrr_sigma_out": [1.0], "n_folds": 2}
-    raise ValueError(f"unknown grid kind {kind!r}; use 'full', 'quick' or 'tiny'")
+    raise ValueError(f"unknown grid kind {kind!r}; use 'full', 'extended', 'quick' or 'tiny'")
 
 
 def load_data() -> dict[str, np.ndarray]:
@@ -117,30 +122,6 @@ def _kpl(cfg: dict[str, Any], lam: float, g: dict[str, Any]) -> KPLRegressor:
     return KPLRegressor(**common, solver="eig")
 
 
-def kpl_ridge_path(model: KPLRegressor, X: xr.DataArray, lams: np.ndarray) -> np.ndarray:
-    """Ridge-KPL predictions on the training grid for every lambda, from one fit's eigendecompositions."""
-    Xv, Xw, _, _ = prepare_inputs(X, spec=model.input_spec_)
-    Kn = model.kernel(Xv, model.X_fit_, Xw)
-    phi = model.dictionary_.evaluate(model.grid_)
-    mean = model.mean_(model.grid_)
-    return np.stack([Kn @ ridge_coef(model.decomposition_, lam, times_B=True) @ phi.T + mean for lam in lams])
-
-
-def _logcosh_path(cfg: dict[str, Any], lams: np.ndarray, g: dict[str, Any], Xtr: Any, Ytr: Any,
-                  Xva: Any) -> np.ndarray:
-    """Warm-started path from the largest lambda down (the smoother solutions first)."""
-    out = np.empty((lams.size, Xva.sizes["sample"], Ytr.sizes["rcst_loc"]))
-    init = None
-    for k in np.argsort(lams)[::-1]:
-        model = _kpl(cfg, float(lams[k]), g)
-        if init is not None:
-            model.set_params(solver_options={"warn": False, "init": init})
-        model.fit(Xtr, Ytr)
-        init = model.coef_
-        out[k] = model.predict(Xva).values
-    return out
-
-
 def method_spec(name: str, g: dict[str, Any], ridge_choice: dict[str, Any] | None = None) -> dict[str, Any]:
     """Configurations, lambda grid (or None), its scaling, and the estimator factory of a method."""
     h = lambda sig: paper_gaussian_sigma(sig, 93)  # noqa: E731  (paper code's scale -> fdakpl's, cca has 93 points)
@@ -149,11 +130,11 @@ def method_spec(name: str, g: dict[str, Any], ridge_choice: dict[str, Any] | Non
                 "make": lambda c, lam: KernelEstimator(bandwidth=h(c["sigma"]))}
     if name == "ridge-KPL":
         return {"configs": [{"wavelet": w, "b": b} for w in g["wavelets"] for b in g["kpl_b"]], "lams": g["lams"],
-                "lam_per_n": False, "make": lambda c, lam: _kpl(c, lam, g)}
+                "lam_per_n": False, "path": "ridge", "make": lambda c, lam: _kpl(c, lam, g)}
     if name == "logcosh-KPL":
         base = ridge_choice or {"wavelet": g["wavelets"][0], "b": g["kpl_b"][0]}
         return {"configs": [{"wavelet": tuple(base["wavelet"]), "b": base["b"], "gamma": gam}
-                            for gam in g["logcosh_gammas"]], "lams": g["lams"], "lam_per_n": False,
+                            for gam in g["logcosh_gammas"]], "lams": g["lams"], "lam_per_n": False, "path": "warm",
                 "make": lambda c, lam: _kpl(c, lam, g)}
     if name == "3BE":
         return {"configs": [{"input": wi, "output": wo, "sigma": s} for wi in g["wavelets"] for wo in g["wavelets"]
@@ -173,52 +154,20 @@ def method_spec(name: str, g: dict[str, Any], ridge_choice: dict[str, Any] | Non
     raise ValueError(f"unknown method {name!r}; one of {METHODS}")
 
 
-def _path(name: str, spec: dict[str, Any], cfg: dict[str, Any], lams_fit: np.ndarray | None, Xtr: Any, Ytr: Any,
-          Xva: Any, g: dict[str, Any]) -> np.ndarray:
-    """Predictions (n_lams, n_val, m) of one configuration on validation curves."""
-    if lams_fit is None:
-        return spec["make"](cfg, None).fit(Xtr, Ytr).predict(Xva).values[None]
-    if name == "logcosh-KPL":
-        return _logcosh_path(cfg, lams_fit, g, Xtr, Ytr, Xva)
-    model = spec["make"](cfg, float(lams_fit[0])).fit(Xtr, Ytr)
-    if name == "ridge-KPL":
-        return kpl_ridge_path(model, Xva, lams_fit)
-    return model.predict_path(Xva, lams_fit)
-
-
 def run_method(name: str, data: dict[str, np.ndarray], tr: np.ndarray, te: np.ndarray, g: dict[str, Any],
                seed: int, ridge_choice: dict[str, Any] | None = None) -> dict[str, Any]:
     """Cross-validate one method on the training curves ``tr``, refit, and score on ``te``."""
     spec = method_spec(name, g, ridge_choice)
-    configs, lams = spec["configs"], spec["lams"]
-    n_l = 1 if lams is None else lams.size
-    sse = np.zeros((len(configs), n_l))
-    t0 = time.perf_counter()
+    X, Y = _x(data, tr), _y(data, tr)
+    cv = cross_validate(spec, X, Y, g["n_folds"], seed)
+    model, t_fit = fit_best(spec, cv, X, Y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for ftr, fva in kfolds(tr.size, g["n_folds"], seed):
-            itr, iva = tr[ftr], tr[fva]
-            Xtr, Ytr, Xva = _x(data, itr), _y(data, itr), _x(data, iva)
-            yva = data["Y"][iva]
-            lams_fit = None if lams is None else (lams / itr.size if spec.get("lam_per_n") else lams)
-            for c, cfg in enumerate(configs):
-                pred = _path(name, spec, cfg, lams_fit, Xtr, Ytr, Xva, g)
-                sse[c] += np.nansum((pred - yva[None]) ** 2, axis=2).sum(axis=1)
-        t_cv = time.perf_counter() - t0
-        cv = sse / tr.size  # mean over validation curves of the sum over their observed points
-        c_best, l_best = np.unravel_index(int(np.argmin(cv)), cv.shape)
-        cfg = configs[c_best]
-        lam = None if lams is None else float(lams[l_best])
-        t1 = time.perf_counter()
-        lam_fit = None if lam is None else (lam / tr.size if spec.get("lam_per_n") else lam)
-        model = spec["make"](cfg, lam_fit).fit(_x(data, tr), _y(data, tr))
-        t_fit = time.perf_counter() - t1
-        pred = model.predict(_x(data, te)).values
+        pred = np.asarray(model.predict(_x(data, te)), dtype=float)
     errs = curve_errors(data["Y"][te], pred)
-    edge = lams is not None and l_best in (0, lams.size - 1)
-    return {"method": name, **errs, "cv_score": float(cv[c_best, l_best]), "config": cfg, "lam": lam,
-            "lam_at_grid_edge": bool(edge), "time_cv_s": t_cv, "time_final_fit_s": t_fit,
-            "n_fits_cv": int(g["n_folds"] * len(configs) * (n_l if name == "logcosh-KPL" else 1))}
+    return {"method": name, **errs, "cv_score": cv["cv_score"], "config": cv["config"], "lam": cv["lam"],
+            "lam_at_grid_edge": cv["lam_at_grid_edge"], "time_cv_s": cv["time_cv_s"], "time_final_fit_s": t_fit,
+            "n_fits_cv": int(g["n_folds"] * cv["n_configs"] * (cv["n_lams"] if spec.get("path") == "warm" else 1))}
 
 
 def run_split(args: tuple[int, np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, Any], tuple[str, ...]]
@@ -255,6 +204,12 @@ def summarise(rows: list[dict[str, Any]], methods: tuple[str, ...]) -> dict[str,
                      "time_cv_s_mean": float(np.mean([r["time_cv_s"] for r in rs])),
                      "time_final_fit_s_mean": float(np.mean([r["time_final_fit_s"] for r in rs])),
                      "lam_at_grid_edge": int(sum(r["lam_at_grid_edge"] for r in rs))}
+        ref = {r["split"]: r["mean_of_sums"] for r in rows if r["method"] == "ridge-KPL"}
+        if ref and name != "ridge-KPL":
+            diff = np.array([r["mean_of_sums"] - ref[r["split"]] for r in rs if r["split"] in ref])
+            out[name]["paired_minus_ridge_kpl"] = {"mean": float(diff.mean()), "std": float(diff.std()),
+                                                   "splits_where_ridge_kpl_is_better": int((diff > 0).sum()),
+                                                   "n": int(diff.size)}
     return out
 
 
@@ -290,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--grids", choices=["full", "quick", "tiny"], default=None)
+    parser.add_argument("--grids", choices=["full", "extended", "quick", "tiny"], default=None)
     parser.add_argument("--name", default=None, help="output name in experiments/results (no extension)")
     args = parser.parse_args(argv)
     kind = args.grids or ("full" if args.full else "quick")
