@@ -132,7 +132,15 @@ class FunctionalBaseline(RegressorMixin, BaseEstimator):
     """Base class of the competitors (not for direct use).
 
     Subclasses store ``center``, ``domain`` and ``interpolate_inputs`` among
-    their parameters.
+    their parameters and implement ``_fit`` and ``_predict_centered``; the
+    base class handles inputs, responses (dense with NaN, arrays, long
+    DataFrames), centring, labels, ``predict``, ``predict_path`` and ``score``.
+
+    Examples
+    --------
+    >>> from fdakpl.baselines import FunctionalKRR
+    >>> issubclass(FunctionalKRR, FunctionalBaseline)
+    True
     """
 
     center: bool
@@ -212,6 +220,13 @@ class FunctionalBaseline(RegressorMixin, BaseEstimator):
         Returns a labelled DataArray ``(sample, <location>)`` when the model
         was fitted on a DataArray or a long DataFrame, else a NumPy array
         (1-d for a 1-d training response).
+
+        Examples
+        --------
+        >>> from fdakpl.baselines import KernelEstimator
+        >>> X = np.linspace(0, 1, 10)[:, None]; Y = np.hstack([X, 2 * X])
+        >>> KernelEstimator(0.1).fit(X, Y).predict(X[:2], at=[0.1, 0.5, 0.9]).shape
+        (2, 3)
         """
         Xv, Xw, labels = self._inputs(X)
         theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
@@ -240,6 +255,14 @@ class FunctionalBaseline(RegressorMixin, BaseEstimator):
         regularisation path costs about one fit (what cross-validation over
         ``lam`` needs). Equal to refitting with each ``lam``; ``at`` defaults
         to the training grid; plain arrays are returned.
+
+        Examples
+        --------
+        >>> from fdakpl.baselines import FunctionalKRR
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.uniform(-1, 1, size=(20, 2)); Y = np.sin(np.pi * X[:, :1] * np.linspace(0, 1, 10))
+        >>> FunctionalKRR().fit(X, Y).predict_path(X[:3], [1e-4, 1e-2]).shape
+        (2, 3, 10)
         """
         Xv, Xw, _ = self._inputs(X)
         lams = np.atleast_1d(np.asarray(lams, dtype=float))
