@@ -555,7 +555,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
 
     Same model and API as :class:`~fdakpl.estimator.KPLRegressor` (square
     loss, closed form), with ``k(x, x') ~ z(x)^T z(x')`` from ``approx``; the
-    fit costs ``O(n r (r + d) + r^3)`` time and ``O((r + d)^2)`` memory beyond
+    fit costs ``O(n r (p + r + d) + r^3)`` time (``p``: input size) and ``O((r + d)^2)`` memory beyond
     one chunk. Inputs and responses may be NumPy arrays (processed
     ``chunk_size`` samples at a time), labelled DataArrays / Datasets of terms,
     or dask-backed DataArrays (e.g. ``xr.open_zarr(path)`` or
@@ -595,8 +595,8 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     primal_ : PrimalDecomposition
     stats_ : SufficientStats
     lam_ : float
-    gcv_ : numpy.ndarray or None
-        GCV values at ``lams_`` when lambda was selected.
+    lams_, gcv_ : numpy.ndarray or None
+        The candidate lambdas and their GCV values, when lambda was selected.
     edf_ : float
     approx_description_ : str
         E.g. ``"Nyström, 300 uniform landmarks"``.
