@@ -178,22 +178,15 @@ class FunctionalRegression:
             raise ValueError(f"solver={solver!r} solves the square loss only; use solver='iterative' for {loss_name}")
         return solver, reasons[solver]
 
-    def _estimator(self, kernel: Kernel, solver: str, lam: float) -> KPLRegressor:
+    def _estimator(self, kernel: Kernel, solver: str, lam: Any) -> KPLRegressor:
         est = KPLRegressor(dictionary=self._dictionary(), kernel=kernel, output_matrix=self.output_matrix, lam=lam,
                            center=self.center, solver="eig", interpolate_inputs=self.interpolate_inputs,
                            domain=self.domain)
         params = est.get_params(deep=False)
-        extra = {}
-        if "loss" in params:
-            extra["loss"] = self.loss
-        elif not (isinstance(self.loss, str) and self.loss == "square"):
-            raise NotImplementedError("non-square losses need the iterative solver (fdakpl.losses), not installed")
-        extra["solver"] = solver
+        extra: dict[str, Any] = {"loss": self.loss, "solver": solver}
         if self.approx is not None:
-            if "approx" not in params:
-                raise NotImplementedError("approx= needs approximate KPL support in KPLRegressor")
             extra["approx"] = self.approx
-        return est.set_params(**extra)
+        return est.set_params(**{k: v for k, v in extra.items() if k in params})
 
     def _cv_param_grid(self, kernels: dict[str, Kernel]) -> dict[str, list[Any]]:
         grid = dict(self.param_grid or {})
@@ -264,7 +257,18 @@ class FunctionalRegression:
             else:
                 how = "gcv"
                 grid = np.asarray(lam_spec, dtype=float)
-            if how == "cv":
+            if self.approx is not None:
+                if how in {"loo", "cv"}:
+                    raise ValueError(f"lam={lam_spec!r} is not available with approx=: the approximate (primal) "
+                                     "solver chooses lambda by GCV from its sufficient statistics; use lam='gcv', "
+                                     "a number or a grid")
+                est = self._estimator(kernel, solver, grid if how == "gcv" else lam_value)
+                est.fit(X, Y)
+                fitted_approx = est.approx_
+                lam_value = float(fitted_approx.lam_)
+                edge = how == "gcv" and check_edge(grid, int(np.argmin(fitted_approx.gcv_)), "gcv", stacklevel=4)
+                reason = f"{reason}; input kernel approximated: {fitted_approx.approx_description_}"
+            elif how == "cv":
                 est0 = self._estimator(kernel, solver, float(grid[0]))
                 pg = self._cv_param_grid(kernels)
                 cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,

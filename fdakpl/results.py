@@ -160,9 +160,16 @@ class FunctionalRegressionResults:
 
     @property
     def edf(self) -> float:
-        """Effective degrees of freedom (trace of the smoother; NaN for iterative solvers)."""
+        """Effective degrees of freedom (trace of the smoother; NaN for iterative solvers).
+
+        For the approximate (primal) solver, the trace of its coefficient-space smoother
+        (see :meth:`fdakpl.approx.PrimalDecomposition.edf`).
+        """
         c = self._at_lam()
-        return float(c.edf[0]) if c is not None else float("nan")
+        if c is not None:
+            return float(c.edf[0])
+        approx = getattr(self.estimator, "approx_", None)
+        return float(approx.edf_) if approx is not None else float("nan")
 
     @property
     def train_mse(self) -> float:
@@ -259,7 +266,13 @@ class FunctionalRegressionResults:
         yc = obs.value - (est.mean_(obs.location) if est.mean_ is not None else 0.0)
         L = float(np.abs(yc).max())
         A = est.coef_
-        R = float(np.sqrt(max(np.sum(A * (est.K_ @ A @ est.B_)), 0.0))) if hasattr(est, "K_") else float("nan")
+        K = getattr(est, "K_", None)
+        if K is not None:
+            R = float(np.sqrt(max(np.sum(A * (K @ A @ est.B_)), 0.0)))
+        elif getattr(est, "approx_", None) is not None:  # primal weights M: ||h||_H^2 = tr(M B^-1 M^T)
+            R = float(np.sqrt(max(np.trace(A @ np.linalg.solve(est.B_, A.T)), 0.0)))
+        else:
+            R = float("nan")
         n = obs.n_samples
         d = int(est.dictionary_.n_atoms_)
         counts = obs.counts

@@ -230,3 +230,21 @@ def test_plot_overview(dti, tmp_path):
     fig = res.plot(bands=(lo, hi))
     fig.savefig(tmp_path / "overview.png", dpi=80)
     assert len(fig.axes) == 4 and (tmp_path / "overview.png").stat().st_size > 10_000
+
+
+def test_approximate_kernel_through_the_front_end(dti):
+    """approx= routes to the primal solver; with every curve as a landmark it equals the exact fit."""
+    from fdakpl import Nystroem
+
+    grid = np.geomspace(1e-5, 1e-1, 9)
+    exact = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True,
+                                 lam=1e-3, progress=False).fit()
+    full = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True, lam=1e-3,
+                                approx=Nystroem(100, random_state=0), progress=False).fit()
+    np.testing.assert_allclose(full.fitted.values, exact.fitted.values, rtol=1e-6, atol=1e-8)
+    assert full.diagnostics()["R"] == pytest.approx(exact.diagnostics()["R"], rel=1e-6)
+    small = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True,
+                                 lam=grid, approx=Nystroem(30, random_state=0), progress=False).fit()
+    assert small.lam in grid and "Nystr" in small.solver_reason and "Nystr" in str(small.summary())
+    with pytest.raises(ValueError, match="not available with approx="):
+        FunctionalRegression("rcst ~ cca", dti, interpolate_inputs=True, approx=Nystroem(30), lam="loo").fit()
