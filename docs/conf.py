@@ -20,8 +20,12 @@ import os
 import pkgutil
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
@@ -31,7 +35,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 _pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 project = "fdakpl"
 author = "fdakpl developers"
-copyright = "fdakpl developers; GPL-2.0-or-later"  # noqa: A001
+copyright = "fdakpl developers; GPL-2.0-or-later"
 release = _pyproject["version"]
 version = ".".join(release.split(".")[:2])
 
@@ -98,7 +102,7 @@ _adopt_reexports()
 _SKLEARN_GENERATED = re.compile(r"set_\w+_request")
 
 
-def _skip_member(app, what, name, obj, skip, options):  # noqa: ARG001
+def _skip_member(app, what, name, obj, skip, options):
     """Skip scikit-learn's generated ``set_*_request`` methods (metadata routing boilerplate)."""
     if _SKLEARN_GENERATED.fullmatch(name):
         return True

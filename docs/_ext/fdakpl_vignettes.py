@@ -6,12 +6,20 @@ At ``builder-inited`` every ``vignettes/*.py`` (jupytext percent format) is conv
 vignette yet). myst-nb then executes the notebooks (see ``nb_execution_*`` in ``conf.py``). Files
 are rewritten only when their content changes, so incremental builds stay incremental, and
 notebooks of vignettes that were removed are deleted.
+
+Executed copies: when ``vignettes/_build/<name>.ipynb`` (``tools/run-vignettes``' output; another
+directory with ``FDAKPL_DOCS_EXECUTED_DIR``, none with an empty value) holds an execution of the
+*current* script -- the same code cells, all executed, no error output, and figures when the
+script draws some -- its outputs are used and myst-nb does not execute that vignette again
+(notebook metadata ``mystnb.execution_mode = "off"``). Otherwise the vignette is executed.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
+from typing import Any
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
@@ -51,16 +59,48 @@ def _title(text: str) -> str | None:
     return None
 
 
+def _code_cells(nb: Any) -> list[str]:
+    return [c.source.strip() for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+
+
+def executed_copy(script_text: str, fresh: Any, copy: Path) -> Any | None:
+    """The executed notebook ``copy`` if it is an execution of ``fresh`` (the current script), else None."""
+    import nbformat
+
+    if not copy.is_file():
+        return None
+    try:
+        nb = nbformat.read(copy, as_version=4)
+    except Exception:  # unreadable: execute instead
+        return None
+    if _code_cells(nb) != _code_cells(fresh):
+        return None  # stale: the script changed since
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    if any(c.get("execution_count") is None for c in code):
+        return None
+    outputs = [o for c in code for o in c.get("outputs", [])]
+    if any(o.get("output_type") == "error" for o in outputs):
+        return None
+    draws = "plt.show()" in script_text or ".plot(" in script_text
+    images = sum(any(k.startswith("image/") for k in o.get("data", {})) for o in outputs)
+    if draws and images == 0:
+        return None  # executed with a non-inline matplotlib backend: figures are missing
+    return nb
+
+
 def _write_if_changed(path: Path, text: str) -> None:
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
 
 
-def build_vignette_pages(srcdir: Path, vignette_dir: Path) -> list[tuple[str, str]]:
+def build_vignette_pages(srcdir: Path, vignette_dir: Path, executed_dir: Path | None = None,
+                         reused: list[str] | None = None) -> list[tuple[str, str]]:
     """Convert ``vignette_dir/*.py`` into ``srcdir/vignettes/generated/*.ipynb``; write the index page.
 
-    Returns the list of ``(name, title)`` of the vignettes found.
+    ``executed_dir``: where to look for executed copies (see the module docstring); the names of
+    the vignettes whose copies were used are appended to ``reused``. Returns the list of
+    ``(name, title)`` of the vignettes found.
     """
     import jupytext
     import nbformat
@@ -73,12 +113,20 @@ def build_vignette_pages(srcdir: Path, vignette_dir: Path) -> list[tuple[str, st
             continue
         text = script.read_text(encoding="utf-8")
         notebook = jupytext.reads(text, fmt="py:percent")
+        copy = executed_copy(text, notebook, executed_dir / f"{script.stem}.ipynb") if executed_dir else None
+        if copy is not None:
+            notebook = copy
+            notebook.metadata["mystnb"] = {"execution_mode": "off"}
+            if reused is not None:
+                reused.append(script.stem)
         title = _title(text)
         if title is None:  # every page needs a title for the toctree
             title = script.stem.replace("_", " ").capitalize()
             notebook.cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
         notebook.metadata["kernelspec"] = KERNELSPEC
         notebook.metadata.pop("jupytext", None)
+        if copy is None:
+            notebook.metadata.pop("mystnb", None)
         _write_if_changed(out / f"{script.stem}.ipynb", nbformat.writes(notebook))
         found.append((script.stem, title))
     names = {name for name, _ in found}
@@ -102,8 +150,11 @@ def build_vignette_pages(srcdir: Path, vignette_dir: Path) -> list[tuple[str, st
 def _on_builder_inited(app: Sphinx) -> None:
     srcdir = Path(app.srcdir)
     vignette_dir = Path(app.config.fdakpl_vignette_dir or srcdir.parent / "vignettes")
-    found = build_vignette_pages(srcdir, vignette_dir)
-    logger.info("fdakpl_vignettes: %d vignette(s) from %s", len(found), vignette_dir)
+    executed = os.environ.get("FDAKPL_DOCS_EXECUTED_DIR", str(vignette_dir / "_build"))
+    reused: list[str] = []
+    found = build_vignette_pages(srcdir, vignette_dir, Path(executed) if executed else None, reused)
+    logger.info("fdakpl_vignettes: %d vignette(s) from %s; executed copies used for %s", len(found),
+                vignette_dir, reused or "none")
 
 
 def setup(app: Sphinx) -> dict[str, object]:

@@ -1,0 +1,220 @@
+"""The documentation: its Python examples run, its release metadata agree, and the site builds.
+
+* Every ```` ```python ```` block of ``docs/index.md`` and ``docs/guide/*.md`` runs (the blocks of a
+  page share one namespace, in order), so the guide cannot drift from the code.
+* One version (``pyproject.toml``) is what the installed package, ``CITATION.cff`` and
+  ``CHANGELOG.md`` say; the license and the data notice are there.
+* The vignette extension of ``docs/conf.py`` lists whatever ``vignettes/*.py`` exist.
+* ``-m docs``: the Sphinx build itself, with warnings as errors, as CI runs it
+  (``sphinx-build -W --keep-going -b html docs docs/_build/html``): API pages for every public
+  module, executed vignettes and guide pages without errors.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted([DOCS / "index.md", *(DOCS / "guide").glob("*.md")])
+FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+
+
+def python_blocks(text: str) -> list[str]:
+    """The ```` ```python ```` fenced blocks of a MyST page (``{code-cell}`` blocks are not included)."""
+    return FENCE.findall(text)
+
+
+def test_python_blocks_are_found() -> None:
+    text = "a\n```python\nx = 1\n```\n\n```bash\nls\n```\n```python\ny = x + 1\n```\n"
+    assert python_blocks(text) == ["x = 1\n", "y = x + 1\n"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
+def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FDAKPL_PROGRESS", "0")
+    blocks = python_blocks(page.read_text(encoding="utf-8"))
+    namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    try:
+        for i, block in enumerate(blocks):
+            exec(compile(block, f"{page.relative_to(ROOT)}[block {i + 1}]", "exec"), namespace)
+    finally:
+        plt.close("all")
+
+
+# ---------------------------------------------------------------------------------------------
+# release metadata
+
+
+def test_one_version_everywhere() -> None:
+    import fdakpl
+
+    assert fdakpl.__version__ == VERSION, "reinstall (pip install -e .) after changing pyproject.toml's version"
+    cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    assert re.search(rf'^version:\s*"?{re.escape(VERSION)}"?\s*$', cff, re.M)
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert re.search(rf"^## \[{re.escape(VERSION)}\]", changelog, re.M)
+    conf = (DOCS / "conf.py").read_text(encoding="utf-8")
+    assert "pyproject.toml" in conf and not re.search(r"^release\s*=\s*['\"]", conf, re.M)
+
+
+def test_license_and_data_notice() -> None:
+    from fdakpl.datasets import DTI_ACKNOWLEDGMENT
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert meta["license"] == "GPL-2.0-or-later" and meta["license-files"] == ["LICENSE"]
+    text = " ".join((ROOT / "LICENSE").read_text(encoding="utf-8").split())
+    assert "GNU GENERAL PUBLIC LICENSE" in text and "Version 2, June 1991" in text
+    assert "either version 2 of the License, or (at your option) any later version" in text
+    from importlib.resources import files
+
+    data = files("fdakpl.datasets") / "data"
+    notice = (data / "NOTICE").read_text(encoding="utf-8")
+    assert DTI_ACKNOWLEDGMENT in notice and "GPL (>= 2)" in notice
+    assert (data / "DTI.RData").is_file() and (data / "DTI-README.md").is_file()
+    cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    assert "Nonlinear Functional Output Regression: A Dictionary Approach" in cff
+    assert all(name in cff for name in ("Bouche", "Clausel", "Roueff", "d'Alché-Buc"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the vignette pages
+
+
+@pytest.fixture()
+def vignette_ext():
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        yield importlib.import_module("fdakpl_vignettes")
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+
+
+def test_vignette_pages_without_vignettes(vignette_ext, tmp_path: Path) -> None:
+    (tmp_path / "vignettes").mkdir()
+    assert vignette_ext.build_vignette_pages(tmp_path / "docs", tmp_path / "vignettes") == []
+    index = (tmp_path / "docs" / "vignettes" / "index.md").read_text(encoding="utf-8")
+    assert "No vignette has been written yet" in index and "toctree" not in index
+
+
+def test_vignette_pages_list_every_script(vignette_ext, tmp_path: Path) -> None:
+    import nbformat
+
+    src = tmp_path / "vignettes"
+    src.mkdir()
+    (src / "01_first.py").write_text("# %% [markdown]\n# # A first analysis\n# text\n\n# %%\nx = 1\n")
+    (src / "02_untitled.py").write_text("# %%\ny = 2\n")
+    (src / "_helper.py").write_text("z = 3\n")
+    found = vignette_ext.build_vignette_pages(tmp_path / "docs", src)
+    assert found == [("01_first", "A first analysis"), ("02_untitled", "02 untitled")]
+    out = tmp_path / "docs" / "vignettes"
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "generated/01_first" in index and "generated/02_untitled" in index and "_helper" not in index
+    nb = nbformat.read(out / "generated" / "02_untitled.ipynb", as_version=4)
+    assert nb.cells[0].source == "# 02 untitled" and nb.cells[1].source == "y = 2"
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    (src / "02_untitled.py").unlink()  # a removed vignette disappears from the pages
+    assert vignette_ext.build_vignette_pages(tmp_path / "docs", src) == [("01_first", "A first analysis")]
+    assert not (out / "generated" / "02_untitled.ipynb").exists()
+
+
+def _executed(nb, images: bool = True, error: bool = False):
+    import nbformat
+
+    nb = nbformat.from_dict(nb)
+    for k, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        cell.execution_count = k + 1
+        cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "fig"})
+                        if images else nbformat.v4.new_output("stream", name="stdout", text="ok\n")]
+        if error:
+            cell.outputs.append(nbformat.v4.new_output("error", ename="ValueError", evalue="x", traceback=[]))
+    return nb
+
+
+def test_vignette_pages_reuse_current_executed_copies_only(vignette_ext, tmp_path: Path) -> None:
+    import jupytext
+    import nbformat
+
+    src, copies = tmp_path / "vignettes", tmp_path / "executed"
+    src.mkdir()
+    copies.mkdir()
+    text = "# %% [markdown]\n# # Plots\n\n# %%\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n"
+    (src / "v.py").write_text(text)
+    fresh = jupytext.reads(text, fmt="py:percent")
+    out = tmp_path / "docs" / "vignettes" / "generated" / "v.ipynb"
+
+    def build() -> list[str]:
+        reused: list[str] = []
+        vignette_ext.build_vignette_pages(tmp_path / "docs", src, copies, reused)
+        return reused
+
+    assert build() == []  # no copy: executed by myst-nb
+    assert "mystnb" not in nbformat.read(out, as_version=4).metadata
+    nbformat.write(_executed(fresh), copies / "v.ipynb")
+    assert build() == ["v"]
+    page = nbformat.read(out, as_version=4)
+    assert page.metadata["mystnb"] == {"execution_mode": "off"}
+    assert page.cells[1].outputs[0]["data"]["image/png"] == "iVBOR"
+    for bad in (_executed(fresh, images=False), _executed(fresh, error=True)):
+        nbformat.write(bad, copies / "v.ipynb")  # no figures (non-inline backend), or an error
+        assert build() == []
+        assert "mystnb" not in nbformat.read(out, as_version=4).metadata
+    nbformat.write(_executed(fresh), copies / "v.ipynb")
+    (src / "v.py").write_text(text.replace("[1, 2]", "[2, 1]"))  # the script changed: the copy is stale
+    assert build() == []
+
+
+# ---------------------------------------------------------------------------------------------
+# the Sphinx build (as CI runs it)
+
+
+def public_modules() -> list[str]:
+    import fdakpl
+
+    names = ["fdakpl"]
+    for info in pkgutil.walk_packages(fdakpl.__path__, "fdakpl."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            names.append(info.name)
+    return names
+
+
+@pytest.mark.docs
+def test_sphinx_build() -> None:
+    out = DOCS / "_build" / "html"
+    env = {**os.environ, "FDAKPL_PROGRESS": "0"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(DOCS), str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
+    api = out / "api" / "generated"
+    missing = [m for m in public_modules() if not (api / f"{m}.html").is_file()]
+    assert not missing, f"modules without an API page: {missing}"
+    for script in sorted((ROOT / "vignettes").glob("[!_]*.py")):
+        page = out / "vignettes" / "generated" / f"{script.stem}.html"
+        assert page.is_file(), f"vignette {script.name} has no page"
+        assert "Traceback" not in page.read_text(encoding="utf-8")
+    summary = (out / "guide" / "summary.html").read_text(encoding="utf-8")
+    assert "Excess-risk diagnostics" in summary and "Traceback" not in summary
+    assert "MathJax" in (out / "index.html").read_text(encoding="utf-8") or "mathjax" in (
+        out / "index.html").read_text(encoding="utf-8")
