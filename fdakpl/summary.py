@@ -100,7 +100,8 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
         ("Output matrix B", _short(b_desc)),
         ("Loss", loss),
         ("Solver", res.solver),
-        ("Approximation", _short(getattr(getattr(est, "approx_", None), "approx_description_", None) or "none (exact)")),
+        ("Approximation", _short(getattr(getattr(est, "approx_", None), "approx_description_", None)
+                                 or "none (exact)")),
         ("Integration", est.integration_),
         ("lambda", res.lam),
         ("lambda chosen by", res.lam_how),
