@@ -175,6 +175,13 @@ def test_vignette_pages_reuse_current_executed_copies_only(vignette_ext, tmp_pat
     page = nbformat.read(out, as_version=4)
     assert page.metadata["mystnb"] == {"execution_mode": "off"}
     assert page.cells[1].outputs[0]["data"]["image/png"] == "iVBOR"
+    assert page.cells[0].source == "# Plots"
+    stripped = _executed(fresh)
+    stripped.cells = [c for c in stripped.cells if c.cell_type == "code"]  # a copy without its text cells
+    nbformat.write(stripped, copies / "v.ipynb")
+    assert build() == ["v"]
+    page = nbformat.read(out, as_version=4)  # the text comes from the script, the outputs from the copy
+    assert page.cells[0].source == "# Plots" and page.cells[1].outputs[0]["data"]["image/png"] == "iVBOR"
     for bad in (_executed(fresh, images=False), _executed(fresh, error=True)):
         nbformat.write(bad, copies / "v.ipynb")  # no figures (non-inline backend), or an error
         assert build() == []

@@ -114,8 +114,14 @@ def build_vignette_pages(srcdir: Path, vignette_dir: Path, executed_dir: Path | 
         text = script.read_text(encoding="utf-8")
         notebook = jupytext.reads(text, fmt="py:percent")
         copy = executed_copy(text, notebook, executed_dir / f"{script.stem}.ipynb") if executed_dir else None
-        if copy is not None:
-            notebook = copy
+        if copy is not None:  # the script's cells, with the copy's outputs
+            done = iter(c for c in copy.cells if c.cell_type == "code" and c.source.strip())
+            for cell in notebook.cells:
+                if cell.cell_type == "code" and cell.source.strip():
+                    ran = next(done)
+                    cell.outputs, cell.execution_count = ran.get("outputs", []), ran.get("execution_count")
+            if "language_info" in copy.metadata:
+                notebook.metadata["language_info"] = copy.metadata["language_info"]
             notebook.metadata["mystnb"] = {"execution_mode": "off"}
             if reused is not None:
                 reused.append(script.stem)
