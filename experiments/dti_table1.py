@@ -55,7 +55,8 @@ METHODS = ("KE", "3BE", "KAM", "FKRR", "ridge-KPL", "logcosh-KPL")
 
 
 def grids(kind: str = "full") -> dict[str, Any]:
-    """The paper's grids (``"full"``), widened ones (``"extended"``), reduced ones (``"quick"``) or tiny ones."""
+    """The paper's grids (``"full"``), widened ones (``"extended"``), with the input kernel scale of KPL and FKRR
+    chosen by CV (``"kernel_cv"``), reduced ones (``"quick"``) or tiny ones (``"tiny"``, tests)."""
     full = {
         "lams": np.geomspace(1e-6, 1e-2, 25),
         "ke_sigmas": np.linspace(0.05, 2.0, 200),
@@ -84,11 +85,14 @@ def grids(kind: str = "full") -> dict[str, Any]:
         return {**full, "lams": np.geomspace(1e-6, 1.0, 37), "kpl_b": [round(b, 1) for b in np.arange(1.0, 3.05, 0.2)],
                 "fkrr_sigma_out": [0.1, 0.2, 0.3, *full["fkrr_sigma_out"]], "kam_components": [20, 30, 40],
                 "tbe_sigmas": [2.5, 5.0, *full["tbe_sigmas"]]}
+    if kind == "kernel_cv":
+        # the paper fixes the input kernel scale of KPL and FKRR (0.9); here it is chosen by CV as well
+        return {**full, "kpl_sigma": [0.45, 0.9, 1.8, 3.6, 7.2], "fkrr_sigma_in": [0.45, 0.9, 1.8, 3.6, 7.2]}
     if kind == "tiny":
         return {**full, "lams": np.geomspace(1e-5, 1e-2, 3), "ke_sigmas": np.array([0.3, 1.0]),
                 "wavelets": [("db2", 3)], "kpl_b": [1.5], "logcosh_gammas": [1.0], "tbe_sigmas": [10.0],
                 "tbe_features": 20, "kam_components": [5], "fkrr_sigma_out": [1.0], "n_folds": 2}
-    raise ValueError(f"unknown grid kind {kind!r}; use 'full', 'extended', 'quick' or 'tiny'")
+    raise ValueError(f"unknown grid kind {kind!r}; use 'full', 'extended', 'kernel_cv', 'quick' or 'tiny'")
 
 
 def load_data() -> dict[str, np.ndarray]:
@@ -114,7 +118,8 @@ def _y(data: dict[str, np.ndarray], idx: np.ndarray) -> xr.DataArray:
 # methods: configurations (non-lambda parameters), estimator factory, lambda-path predictions
 def _kpl(cfg: dict[str, Any], lam: float, g: dict[str, Any]) -> KPLRegressor:
     wav, lev = cfg["wavelet"]
-    common = dict(dictionary=Wavelet(wav, level=lev), kernel=Gaussian(paper_gaussian_sigma(g["kpl_sigma"], 93)),
+    sigma = cfg.get("sigma", g["kpl_sigma"])
+    common = dict(dictionary=Wavelet(wav, level=lev), kernel=Gaussian(paper_gaussian_sigma(sigma, 93)),
                   output_matrix=cfg["b"], lam=lam)
     if "gamma" in cfg:
         return KPLRegressor(**common, loss=f"logcosh({cfg['gamma']})", solver="iterative",
@@ -129,11 +134,15 @@ def method_spec(name: str, g: dict[str, Any], ridge_choice: dict[str, Any] | Non
         return {"configs": [{"sigma": float(s)} for s in g["ke_sigmas"]], "lams": None,
                 "make": lambda c, lam: KernelEstimator(bandwidth=h(c["sigma"]))}
     if name == "ridge-KPL":
-        return {"configs": [{"wavelet": w, "b": b} for w in g["wavelets"] for b in g["kpl_b"]], "lams": g["lams"],
-                "lam_per_n": False, "path": "ridge", "make": lambda c, lam: _kpl(c, lam, g)}
+        sig = g["kpl_sigma"]
+        configs = [{"wavelet": w, "b": b} for w in g["wavelets"] for b in g["kpl_b"]]
+        if isinstance(sig, (list, tuple)):  # kernel scale chosen by CV too (grids "kernel_cv")
+            configs = [{**c, "sigma": s} for c in configs for s in sig]
+        return {"configs": configs, "lams": g["lams"], "lam_per_n": False, "path": "ridge",
+                "make": lambda c, lam: _kpl(c, lam, g)}
     if name == "logcosh-KPL":
         base = ridge_choice or {"wavelet": g["wavelets"][0], "b": g["kpl_b"][0]}
-        return {"configs": [{"wavelet": tuple(base["wavelet"]), "b": base["b"], "gamma": gam}
+        return {"configs": [{**base, "wavelet": tuple(base["wavelet"]), "gamma": gam}
                             for gam in g["logcosh_gammas"]], "lams": g["lams"], "lam_per_n": False, "path": "warm",
                 "make": lambda c, lam: _kpl(c, lam, g)}
     if name == "3BE":
@@ -148,8 +157,12 @@ def method_spec(name: str, g: dict[str, Any], ridge_choice: dict[str, Any] | Non
                 "make": lambda c, lam: KernelAdditiveModel(Gaussian(s1), Gaussian(s2), Gaussian(s3),
                                                            n_components=c["J"], lam=lam)}
     if name == "FKRR":
-        return {"configs": [{"sigma_out": s} for s in g["fkrr_sigma_out"]], "lams": g["lams"], "lam_per_n": False,
-                "make": lambda c, lam: FunctionalKRR(Gaussian(h(g["fkrr_sigma_in"])), Laplace(c["sigma_out"]),
+        sig = g["fkrr_sigma_in"]
+        configs = [{"sigma_out": s} for s in g["fkrr_sigma_out"]]
+        if isinstance(sig, (list, tuple)):
+            configs = [{**c, "sigma_in": s} for c in configs for s in sig]
+        return {"configs": configs, "lams": g["lams"], "lam_per_n": False,
+                "make": lambda c, lam: FunctionalKRR(Gaussian(h(c.get("sigma_in", sig))), Laplace(c["sigma_out"]),
                                                      lam=lam)}
     raise ValueError(f"unknown method {name!r}; one of {METHODS}")
 
@@ -245,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--grids", choices=["full", "extended", "quick", "tiny"], default=None)
+    parser.add_argument("--grids", choices=["full", "extended", "kernel_cv", "quick", "tiny"], default=None)
     parser.add_argument("--name", default=None, help="output name in experiments/results (no extension)")
     args = parser.parse_args(argv)
     kind = args.grids or ("full" if args.full else "quick")
