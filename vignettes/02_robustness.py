@@ -109,9 +109,10 @@ def run(kind, level, seed):
 
 levels = {"local_outliers": [0.0, 0.1, 0.2], "label_noise": [0.0, 0.15, 0.3],
           "missing": [0.0, 0.8, 0.95], "noise": [0.0, 1.0, 2.0]}
+clean = [run("noise", 0.0, seed) for seed in (1,)]  # level 0 is the same clean data for every kind
 results = {}
 for kind, lv in levels.items():
-    results[kind] = {lev: [run(kind, lev, seed) for seed in (1,)] for lev in lv}
+    results[kind] = {lev: clean if lev == 0 else [run(kind, lev, seed) for seed in (1,)] for lev in lv}
     print(kind, "done")
 
 # %%
