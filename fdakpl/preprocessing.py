@@ -260,10 +260,13 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
 class MeanFunction:
     """Training mean curve, stored on a grid and interpolated linearly.
 
-    On a common grid (a dense response, or long data with at most 512
-    distinct locations) it is the pointwise mean of the observed values
-    (grid points where no curve is observed are interpolated); for irregular
-    sampling, the mean of the observed values in 64 equal bins of the domain.
+    On a common grid (a dense response, or long data whose distinct locations
+    are shared by several curves: at most 512 of them, each observed at least
+    twice on median) it is the pointwise mean of the observed values (grid
+    points where no curve is observed are interpolated). For irregular
+    sampling (each curve at its own locations) it is the mean of the observed
+    values in equal bins of the domain -- 64 bins, fewer when there are under
+    20 points per bin -- placed at the bins' mean locations.
 
     Parameters
     ----------
@@ -278,16 +281,21 @@ class MeanFunction:
     """
 
     def __init__(self, obs: Observations, domain: tuple[float, float]) -> None:
+        uniq, per_location = np.unique(obs.location, return_counts=True)
         if obs.grid is not None and obs.grid_index is not None:
             grid = obs.grid
             cols = obs.grid_index
-        elif np.unique(obs.location).size <= 512:
-            grid = np.unique(obs.location)
+        elif uniq.size <= 512 and np.median(per_location) >= 2:
+            grid = uniq
             cols = np.searchsorted(grid, obs.location)
         else:
-            edges = np.linspace(domain[0], domain[1], 65)
-            grid = 0.5 * (edges[1:] + edges[:-1])
-            cols = np.clip(np.searchsorted(edges, obs.location, side="right") - 1, 0, 63)
+            n_bins = int(np.clip(obs.location.size // 20, 2, 64))
+            edges = np.linspace(domain[0], domain[1], n_bins + 1)
+            cols = np.clip(np.searchsorted(edges, obs.location, side="right") - 1, 0, n_bins - 1)
+            cnt_b = np.bincount(cols, minlength=n_bins)
+            centre = 0.5 * (edges[1:] + edges[:-1])
+            loc_sum = np.bincount(cols, weights=obs.location, minlength=n_bins)
+            grid = np.where(cnt_b > 0, loc_sum / np.maximum(cnt_b, 1), centre)
         sums = np.bincount(cols, weights=obs.value, minlength=grid.size)
         cnt = np.bincount(cols, minlength=grid.size)
         ok = cnt > 0

@@ -70,6 +70,9 @@ def test_irregular_sampling_fits_predicts_anywhere_and_is_consistent_in_m(rng):
         model = KPLRegressor(dictionary=Fourier(3), kernel=Gaussian(1.0), lam=1e-5, domain=(0.0, 1.0)).fit(X, df)
         pred = model.predict(X, at=[0.25, 0.75])
         assert pred.shape == (25, 2) and pred.dims == ("sample", "location")
+        # irregular locations are each seen once: the mean function must pool curves (bins), not copy them
+        assert model.mean_.grid.size < np.unique(df.location).size
+        assert np.abs(model.nu_).max() > 0.1
         errs.append(np.abs(pred.values - np.c_[X[:, 0], -X[:, 0]]).max())
     assert errs[1] < 0.08 < errs[0]
 
