@@ -62,7 +62,7 @@ from sklearn.utils.validation import check_is_fitted
 from .dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from .functional import SAMPLE, Observations
 from .kernels import Gaussian, Kernel, Product, check_spd, make_output_matrix
-from .preprocessing import MeanFunction
+from .preprocessing import MeanFunction, check_same_samples
 
 __all__ = [
     "ApproxKPLRegressor",
@@ -696,14 +696,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         inputs = st.as_inputs(X, interpolate=self.interpolate_inputs)
         resp = st.as_response(Y, locations, self.domain)
         n = resp.n
-        if inputs.n != n:
-            raise ValueError(f"X has {inputs.n} samples but Y has {n}; they must describe the same samples")
-        if inputs.labels is not None and resp.info.labels is not None and not np.array_equal(
-                np.asarray(inputs.labels).astype(str), np.asarray(resp.info.labels).astype(str)):
-            raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
-                             "xr.align(X, Y, join='exact')")
-        if n < 2:
-            raise ValueError(f"KPL needs at least 2 samples, got n_samples = {n}")
+        check_same_samples(inputs.n, inputs.labels, n, resp.info.labels)
         plan = st.ChunkPlan.of(inputs, resp, self.chunk_size)
         info = resp.info
         grid = info.grid

@@ -15,7 +15,7 @@ from .dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from .functional import SAMPLE, Observations
 from .iterative import loss_location, point_design, resolve_solver, solve_kpl
 from .kernels import Gaussian, Kernel, check_spd, make_output_matrix
-from .preprocessing import MeanFunction, prepare_inputs, prepare_response
+from .preprocessing import MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
 from .solvers import decompose, project_observations, ridge_coef, ridge_sylvester
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
@@ -318,15 +318,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)
         obs, info = prepare_response(Y, locations, self.domain)
         n = obs.n_samples
-        n_x = next(iter(Xv.values())).shape[0] if isinstance(Xv, dict) else Xv.shape[0]
-        if n_x != n:
-            raise ValueError(f"X has {n_x} samples but Y has {n}; they must describe the same samples")
-        if x_labels is not None and info.labels is not None and not np.array_equal(
-                np.asarray(x_labels).astype(str), np.asarray(info.labels).astype(str)):
-            raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
-                             "xr.align(X, Y, join='exact')")
-        if n < 2:
-            raise ValueError(f"KPL needs at least 2 samples, got n_samples = {n}")
+        check_same_samples(n_samples_of(Xv), x_labels, n, info.labels)
         check_exact_memory(n, obs.index.size, self.memory_limit)  # before any n x n allocation
         self.response_info_ = info
         self.input_spec_ = spec

@@ -31,7 +31,8 @@ from .functional import (
     validate_functional,
 )
 
-__all__ = ["InputSpec", "MeanFunction", "ResponseInfo", "prepare_inputs", "prepare_response"]
+__all__ = ["InputSpec", "MeanFunction", "ResponseInfo", "check_same_samples", "n_samples_of", "prepare_inputs",
+           "prepare_response"]
 
 
 @dataclass
@@ -255,6 +256,32 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
             "ds.dropna('sample', how='all', subset=[<response>])"
         )
     return obs, info
+
+
+def check_same_samples(n_x: int, x_labels: Any, n_y: int, y_labels: Any, who: str = "KPL") -> None:
+    """Inputs and responses must describe the same (at least 2) samples, in the same order.
+
+    Examples
+    --------
+    >>> check_same_samples(3, None, 3, ["a", "b", "c"])
+    >>> check_same_samples(2, None, 3, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: X has 2 samples but Y has 3; they must describe the same samples
+    """
+    if n_x != n_y:
+        raise ValueError(f"X has {n_x} samples but Y has {n_y}; they must describe the same samples")
+    if x_labels is not None and y_labels is not None and not np.array_equal(
+            np.asarray(x_labels).astype(str), np.asarray(y_labels).astype(str)):
+        raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
+                         "xr.align(X, Y, join='exact')")
+    if n_y < 2:
+        raise ValueError(f"{who} needs at least 2 samples, got n_samples = {n_y}")
+
+
+def n_samples_of(values: Any) -> int:
+    """Number of samples of prepared inputs (an array or a mapping of term arrays)."""
+    return next(iter(values.values())).shape[0] if isinstance(values, dict) else values.shape[0]
 
 
 class MeanFunction:

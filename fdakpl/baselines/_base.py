@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..functional import SAMPLE, Observations, interpolate_missing, quadrature_weights
-from ..preprocessing import InputSpec, MeanFunction, prepare_inputs, prepare_response
+from ..preprocessing import InputSpec, MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
 
 __all__ = ["FunctionalBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
 
@@ -183,15 +183,7 @@ class FunctionalBaseline(RegressorMixin, BaseEstimator):
         Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)
         obs, info = prepare_response(Y, locations, self.domain)
         n = obs.n_samples
-        n_x = next(iter(Xv.values())).shape[0] if isinstance(Xv, dict) else Xv.shape[0]
-        if n_x != n:
-            raise ValueError(f"X has {n_x} samples but Y has {n}; they must describe the same samples")
-        if x_labels is not None and info.labels is not None and not np.array_equal(
-                np.asarray(x_labels).astype(str), np.asarray(info.labels).astype(str)):
-            raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
-                             "xr.align(X, Y, join='exact')")
-        if n < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 samples, got n_samples = {n}")
+        check_same_samples(n_samples_of(Xv), x_labels, n, info.labels, type(self).__name__)
         self.response_info_ = info
         self.input_spec_ = spec
         self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
