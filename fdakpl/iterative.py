@@ -475,7 +475,25 @@ def _result(W: _Whitened, lam: float, loss: GroundLoss, Zt: np.ndarray, H: np.nd
             nfev: int, g: np.ndarray, rel: float, converged: bool, message: str, method: str) -> IterativeResult:
     design = W.design
     Gamma = design.adjoint(design.weight * loss.derivative(design.value, design.fitted(H)))
-    A = -Gamma / (2.0 * W.n * lam)
+    # Two readings of the same optimum: stationarity (accurate when K is near singular) and the whitened
+    # state mapped back (accurate at small lambda, where stationarity magnifies the remaining gradient
+    # by 1 / lambda). Keep the one with the lower objective, with its own fitted coefficients.
+    A_stat = -Gamma / (2.0 * W.n * lam)
+    dec = W.dec
+    keep = dec.s > 1e-12 * max(float(dec.s.max()), 1e-300)
+    inv_sqrt = np.where(keep, 1.0 / np.sqrt(np.where(keep, dec.s, 1.0)), 0.0)
+    A_state = dec.U @ (inv_sqrt[:, None] * Zt) @ dec.Vt_B_mhalf
+    K = (dec.U * dec.s) @ dec.U.T
+    B = dec.B_half @ dec.B_half
+    best = None
+    for A_c in (A_stat, A_state):
+        if not np.all(np.isfinite(A_c)):
+            continue
+        val = kpl_objective(A_c, K, B, design, lam, loss)[0]
+        if best is None or val < best[0]:
+            best = (val, A_c)
+    A = best[1] if best is not None else A_stat
+    H = K @ A @ B
     return IterativeResult(coef=A, fitted_coef=H, objective=float(f), n_iter=nit, n_fev=nfev,
                            grad_norm=float(np.linalg.norm(g)), rel_grad_norm=float(rel), converged=bool(converged),
                            message=message, lam=lam, loss=loss, method=method, state=Zt)

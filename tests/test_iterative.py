@@ -356,3 +356,22 @@ def test_non_convergence_warns_and_reports(rng):
     with pytest.warns(ConvergenceWarning, match="did not converge"):
         model.fit(X, Y, locations=grid)
     assert not model.converged_ and model.n_iter_ == 1 and model.grad_norm_ > 0
+
+
+def test_small_lambda_does_not_magnify_the_gradient_residual():
+    """At tiny lambda the coefficients must come from the state, not from A = -Gamma / (2 n lambda) alone."""
+    import warnings
+
+    from fdakpl import Fourier, Gaussian, KPLRegressor
+    from fdakpl.datasets import make_toy
+
+    ds = make_toy(120, random_state=0)
+    tr, te = ds.isel(sample=slice(0, 60)), ds.isel(sample=slice(60, 120))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lam in (1e-9, 1e-7):
+            robust = KPLRegressor(Fourier(15), Gaussian(2.24), lam=lam, loss="logcosh(10)").fit(tr.x, tr.y)
+            ridge = KPLRegressor(Fourier(15), Gaussian(2.24), lam=lam).fit(tr.x, tr.y)
+            e_r = float(((robust.predict(te.x).values - te.y.values) ** 2).mean())
+            e_q = float(((ridge.predict(te.x).values - te.y.values) ** 2).mean())
+            assert e_r < 2 * e_q, (lam, e_r, e_q)
