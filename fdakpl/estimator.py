@@ -397,9 +397,13 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         if getattr(self, "approx_", None) is not None:
             return self.approx_.predict_coefficients(X)
-        Xv, Xw, _, _ = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
+        return self._coefficients_and_labels(X)[0]
+
+    def _coefficients_and_labels(self, X: Any) -> tuple[np.ndarray, Any]:
+        """Predicted coefficients and the inputs' sample labels, from one preparation of ``X``."""
+        Xv, Xw, _, labels = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
         Kn = self._kernel()(Xv, self.X_fit_, Xw)
-        return Kn @ self.coef_B_
+        return Kn @ self.coef_B_, labels
 
     def predict(self, X: Any, at: Any = None) -> Any:
         """Predicted curves at ``at`` (default: the training grid).
@@ -417,14 +421,14 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         """
         if getattr(self, "approx_", None) is not None:
             return self.approx_.predict(X, at)
-        H = self.predict_coefficients(X)
+        check_is_fitted(self, "coef_")
+        H, labels = self._coefficients_and_labels(X)
         theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
         Yhat = H @ self.dictionary_.evaluate(theta).T
         if self.mean_ is not None:
             Yhat = Yhat + self.mean_(theta)[None, :]
         info = self.response_info_
         if info.kind in {"dataarray", "long"}:
-            _, _, _, labels = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
             coords: dict[str, Any] = {info.location_dim: theta}
             if labels is not None:
                 coords[SAMPLE] = labels
