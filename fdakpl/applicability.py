@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from .losses import Square, make_loss
+
 __all__ = ["Applicability", "bound_applicability", "loss_name", "sampling_design"]
 
 APPLIES, INDICATIVE, NOT_APPLICABLE = "applies", "indicative", "not applicable"
@@ -206,10 +208,8 @@ def loss_name(loss: Any) -> str:
 
     Examples
     --------
-    >>> loss_name("square"), loss_name("logcosh(5)")
-    ('square', 'logcosh(5)')
+    >>> loss_name("square"), loss_name(None), loss_name("logcosh(5)")
+    ('square', 'square', 'LogCosh(gamma=5.0)')
     """
-    if isinstance(loss, str):
-        return "square" if loss in {"square", "squared", "l2"} else loss
-    name = type(loss).__name__.lower()
-    return "square" if name == "square" else repr(loss)
+    resolved = make_loss("square" if loss is None else loss)
+    return "square" if isinstance(resolved, Square) else repr(resolved)
