@@ -367,3 +367,27 @@ def test_summary_wording(dti):
                 "for the true constants", "no step of the proofs uses c_phi", "Bound at fitted lambda"):
         assert key in text, key
     assert not math.isnan(_fit(dti).diagnostics()["bound"].bound)
+
+
+def test_bound_is_above_the_excess_risk_of_a_simulation_with_known_constants():
+    """h_H in the RKHS with known norm R, bounded noise (known L), orthonormal atoms: excess risk at lambda*."""
+    from fdakpl import Gaussian, KPLRegressor
+
+    r = np.random.default_rng(11)
+    kernel, dic = Gaussian(0.5), Fourier(1).fit(domain=(0.0, 1.0))  # d = 3 orthonormal atoms, sup |phi| = sqrt(2)
+    d = dic.n_atoms_
+    anchors, beta = r.uniform(-1, 1, size=(6, 2)), r.normal(size=(6, d)) * 0.3
+    R = float(np.sqrt(np.sum(beta * (kernel(anchors) @ beta))))
+    x_test = r.uniform(-1, 1, size=(2000, 2))
+    h_test = kernel(x_test, anchors) @ beta
+    L = float(np.abs(h_test @ dic.evaluate(np.linspace(0, 1, 200)).T).max() + 0.2)
+    for n, m in [(50, 4), (200, 16)]:
+        x, theta = r.uniform(-1, 1, size=(n, 2)), r.uniform(0, 1, size=(n, m))
+        vals = np.einsum("nd,nmd->nm", kernel(x, anchors) @ beta, dic.evaluate(theta.ravel()).reshape(n, m, d))
+        vals += r.uniform(-0.2, 0.2, size=vals.shape)
+        df = pd.DataFrame({"sample": np.repeat(np.arange(n), m), "location": theta.ravel(), "value": vals.ravel()})
+        b = excess_risk_bound(n, d, kappa=1.0, C_phi=1.0, L=L, R=R, m=m, M=np.sqrt(2))
+        model = KPLRegressor(dictionary=Fourier(1), kernel=kernel, lam=b.lam_star, center=False,
+                             domain=(0.0, 1.0)).fit(x, df)
+        excess = float(np.mean(np.sum((model.predict_coefficients(x_test) - h_test) ** 2, axis=1)))
+        assert 0 < excess < b.bound
