@@ -106,6 +106,9 @@ def diagnostics_notes(diag: dict[str, Any]) -> list[str]:
         out.append(f"The response domain has length {diag['domain_length']:.4g}, not 1: the bound is stated on "
                    "the domain mapped onto [0, 1] (L and M(d) times sqrt(length)) and divided by the length, "
                    "i.e. for the excess risk per unit length.")
+    if diag.get("kappa_how", "").startswith("the largest"):
+        out.append("kappa is the largest k(x_i, x_i) over the training inputs (the kernel's diagonal varies), "
+                   "a plug-in like L.")
     for check in app.checks:
         if check.startswith(("redundant dictionary", "atoms not of unit norm")):
             out.append(check[0].upper() + check[1:] + ".")

@@ -268,6 +268,20 @@ def test_kappa_of_integral_gaussian_on_curves_is_the_sum_of_weights():
     assert k2 == pytest.approx(10.0 * lmax)
 
 
+def test_kappa_of_an_unbounded_kernel_is_a_plug_in():
+    from fdakpl import Linear
+
+    r = np.random.default_rng(0)
+    x = r.normal(size=(40, 20)).cumsum(1) / 5
+    ds = xr.Dataset({"x": (("sample", "s"), x), "y": (("sample", "t"), np.sin(x[:, ::2]))},
+                    coords={"s": np.linspace(0, 1, 20), "t": np.linspace(0, 1, 10)})
+    res = FunctionalRegression("y ~ x", ds, kernels={"x": Linear()}, lam=1e-2, progress=False).fit()
+    dg = res.diagnostics()
+    w = res.estimator.X_weights_["x"]  # the formula front end passes a term -> weights mapping
+    assert dg["kappa"] == pytest.approx(np.max(np.sum(w * x**2, axis=1)))  # max_i ||x_i||^2_{L2}
+    assert dg["kappa_how"].endswith("(plug-in)") and "a plug-in like L" in str(res.summary())
+
+
 def test_rescaling_response_locations_leaves_the_bound_unchanged(dti):
     res = _fit(dti)
     big = _fit(dti.assign_coords(rcst_loc=dti.rcst_loc.values * 55))
