@@ -2,7 +2,7 @@
 
 The bounds are evaluated from the supplement's *intermediate inequalities*
 (the last display of each proof), with the concentration radii ``delta_1,
-delta_2, delta_3`` the supplement defines (Lemmas D.1-D.3 of its section E):
+delta_2, delta_3`` of the supplement's concentration lemmas (its section "Proofs for section 5"):
 
 * Proposition 5.1 (fully observed), for any ``lambda >= delta_2(n, d, eta/2)``::
 
