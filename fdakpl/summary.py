@@ -88,9 +88,9 @@ def diagnostics_notes(diag: dict[str, Any]) -> list[str]:
     app, bound = diag["applicability"], diag["bound"]
     if app.status == "not applicable":
         return [f"Excess-risk bound: not applicable ({'; '.join(app.reasons)})."]
-    out = []
     if bound is None:
         return ["Excess-risk bound: not available (R could not be estimated)."]
+    out = []
     if app.status == "indicative":
         out.append(f"Excess-risk bound: Proposition {app.proposition}, indicative only: {'; '.join(app.reasons)}.")
     else:
