@@ -17,7 +17,18 @@ from .approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
 from .diagnostics import excess_risk_bound
 from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
 from .estimator import KPLRegressor
-from .kernels import Gaussian, Identity, IntegralGaussian, Laplace, Linear, Matrix, Product, ScaleDecay, Sum
+from .kernels import (
+    Gaussian,
+    Identity,
+    IntegralGaussian,
+    Laplace,
+    Linear,
+    Matrix,
+    Product,
+    ScaleDecay,
+    SmoothedLinear,
+    Sum,
+)
 from .losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square, make_loss
 from .persistence import load
 from .regression import FunctionalRegression
@@ -53,6 +64,7 @@ __all__ = [
     "RandomFourier",
     "RandomFourierFeatures",
     "ScaleDecay",
+    "SmoothedLinear",
     "Square",
     "Sum",
     "Wavelet",

@@ -369,6 +369,52 @@ class FunctionalRegressionResults:
 
         return plot_overview(self, samples=samples, bands=bands)
 
+    # ------------------------------------------------------------------ interpretation (fdakpl.interpretation)
+    def coefficient_surface(self, term: str, reference: Any = None, at: Any = None) -> xr.DataArray:
+        """Coefficient surface of a linear-kernel term; see :func:`fdakpl.interpretation.coefficient_surface_of`.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, Linear, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), kernels={"cca": Linear()},
+        ...                            lam=[1e-10, 1e-8, 1e-6], interpolate_inputs=True, progress=False).fit()
+        >>> res.coefficient_surface("cca").shape
+        (93, 55)
+        """
+        from .interpretation import coefficient_surface_of
+
+        return coefficient_surface_of(self, term, reference, at)
+
+    def effect_surface(self, term: str, newdata: Any = None, at: Any = None, average: bool = True) -> xr.DataArray:
+        """Average Fréchet derivative surface (any kernel); see :func:`fdakpl.interpretation.effect_surface_of`.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.effect_surface("cca").shape
+        (93, 55)
+        """
+        from .interpretation import effect_surface_of
+
+        return effect_surface_of(self, term, newdata, at, average)
+
+    def partial_dependence(self, variable: str, values: Any = None, at: Any = None) -> xr.DataArray:
+        """Partial dependence on a scalar covariate or factor; see :func:`fdakpl.interpretation.partial_dependence_of`.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca + pasat", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.partial_dependence("pasat", [30.0, 50.0]).shape
+        (2, 55)
+        """
+        from .interpretation import partial_dependence_of
+
+        return partial_dependence_of(self, variable, values, at)
+
     # ------------------------------------------------------------------ beyond the paper
     def prediction_bands(self, newdata: Any = None, alpha: float = 0.1, kind: str = "pointwise",
                          calibration: float = 0.3, random_state: Any = 0) -> tuple[xr.DataArray, xr.DataArray,
