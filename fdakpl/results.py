@@ -296,8 +296,12 @@ class FunctionalRegressionResults:
         return out
 
     # ------------------------------------------------------------------ summary
-    def summary(self, eta: float = 0.05):
+    def summary(self, eta: float = 0.05, importance: Any = "auto"):
         """FDA-style summary (statsmodels ``Summary``: ``print()`` it, or ``.as_html()``).
+
+        ``importance``: the term-importance table (:mod:`fdakpl.importance`): ``"auto"`` (19
+        permutations per term up to 300 curves, closed-form fits), ``True`` (99), a number of
+        permutations, or ``False``.
 
         Examples
         --------
@@ -309,7 +313,7 @@ class FunctionalRegressionResults:
         """
         from .summary import build_summary
 
-        return build_summary(self, eta)
+        return build_summary(self, eta, importance)
 
     def save(self, path: Any, *, engine: str | None = None) -> Any:
         """Save these results to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
@@ -399,6 +403,21 @@ class FunctionalRegressionResults:
         from .interpretation import effect_surface_of
 
         return effect_surface_of(self, term, newdata, at, average)
+
+    def term_importance(self, n_permutations: int = 99, random_state: Any = 0, progress: bool | None = None):
+        """Drop and permutation importance of every term; see :func:`fdakpl.importance.term_importance`.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.term_importance(n_permutations=9).terms
+        ['cca']
+        """
+        from .importance import term_importance
+
+        return term_importance(self, n_permutations=n_permutations, random_state=random_state, progress=progress)
 
     def partial_dependence(self, variable: str, values: Any = None, at: Any = None) -> xr.DataArray:
         """Partial dependence on a scalar covariate or factor; see :func:`fdakpl.interpretation.partial_dependence_of`.
