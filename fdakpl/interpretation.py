@@ -31,9 +31,19 @@ from .formula import SCALARS
 from .functional import SAMPLE
 from .kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Linear, Product, SmoothedLinear, Sum
 
-__all__ = ["coefficient_surface_of", "effect_surface", "effect_surface_of", "kernel_gradient", "linear_surface",
-           "partial_dependence", "partial_dependence_of", "response_coefficients", "surface_dataarray",
-           "term_reference"]
+__all__ = [
+    "coefficient_surface_of",
+    "effect_surface",
+    "effect_surface_of",
+    "kernel_gradient",
+    "linear_surface",
+    "partial_dependence",
+    "partial_dependence_of",
+    "reference_arrays",
+    "response_coefficients",
+    "surface_dataarray",
+    "term_reference",
+]
 
 #: kernels whose term contributes linearly to predictions
 LINEAR_KERNELS = (Linear, SmoothedLinear)
@@ -308,6 +318,34 @@ def _theta(res: Any, at: Any) -> np.ndarray:
     return res.estimator.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
 
 
+def reference_arrays(res: Any, term: str, reference: Any) -> dict[str, np.ndarray] | None:
+    """Kernel inputs of the other terms for a one-sample ``reference`` Dataset (None: the defaults).
+
+    Examples
+    --------
+    >>> reference_arrays(None, "x", None) is None
+    True
+    """
+    if reference is None:
+        return None
+    from .formula import _as_dataset
+
+    ref_ds = _as_dataset(reference)
+    if SAMPLE not in ref_ds.dims:
+        ref_ds = ref_ds.expand_dims(SAMPLE)
+    if ref_ds.sizes[SAMPLE] != 1:
+        raise ValueError(f"reference must hold one sample, got {ref_ds.sizes[SAMPLE]}; select one with "
+                         "ds.isel(sample=[i])")
+    parsed = res.model.parsed
+    ref = {}
+    if parsed.scalar is not None:
+        ref[SCALARS] = parsed.scalar.matrix(ref_ds)
+    for t in parsed.functional_terms:
+        if t != term and t in ref_ds:
+            ref[t] = ref_ds[t].values
+    return ref
+
+
 def coefficient_surface_of(res: Any, term: str, reference: Any = None, at: Any = None) -> xr.DataArray:
     """Labelled :func:`linear_surface` of a fitted :class:`~fdakpl.results.FunctionalRegressionResults`.
 
@@ -323,23 +361,7 @@ def coefficient_surface_of(res: Any, term: str, reference: Any = None, at: Any =
     ('cca_loc', 'rcst_loc')
     """
     dim, grid = _term_labels(res, term)
-    ref = None
-    if reference is not None:
-        from .formula import _as_dataset
-
-        ref_ds = _as_dataset(reference)
-        if ref_ds.sizes.get(SAMPLE, 1) != 1:
-            raise ValueError(f"reference must hold one sample, got {ref_ds.sizes[SAMPLE]}; select one with "
-                             "ds.isel(sample=[i])")
-        if SAMPLE not in ref_ds.dims:
-            ref_ds = ref_ds.expand_dims(SAMPLE)
-        parsed = res.model.parsed
-        ref = {}
-        if parsed.scalar is not None:
-            ref[SCALARS] = parsed.scalar.matrix(ref_ds)
-        for t in parsed.functional_terms:
-            if t != term and t in ref_ds:
-                ref[t] = ref_ds[t].values
+    ref = reference_arrays(res, term, reference)
     theta = _theta(res, at)
     beta, described = linear_surface(res.estimator, term, theta, ref)
     kern = res.estimator._kernel()

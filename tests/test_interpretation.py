@@ -180,3 +180,57 @@ def test_effect_surface_dataarray_labels(sim):
     assert per.dims == ("sample", "s", "t")
     assert list(per["sample"].values) == [0, 1]
     assert isinstance(per, xr.DataArray)
+
+
+def test_select_smoothing_chooses_by_the_criterion_and_smooths(sim):
+    from fdakpl.surface_inference import select_smoothing
+
+    ds, beta_true = sim
+    model = FunctionalRegression("y ~ x", ds, dictionary="bspline", lam="gcv", progress=False)
+    res, path = select_smoothing(model, "x", bandwidths=[0.0, 0.02, 0.05, 0.1])
+    best = path.loc[path["criterion"].idxmin()]
+    assert res.estimator._kernel().kernels["x"] == SmoothedLinear(best["bandwidth"])
+    assert float(np.min(res.criteria.gcv)) == pytest.approx(best["criterion"], rel=1e-12)
+    for bw, crit in zip(path["bandwidth"], path["criterion"], strict=True):  # each row is that bandwidth's fit
+        m = FunctionalRegression("y ~ x", ds, kernels={"x": SmoothedLinear(bw)}, dictionary="bspline", lam="gcv",
+                                 progress=False)
+        assert float(np.min(m.fit().criteria.gcv)) == pytest.approx(crit, rel=1e-10)
+    assert any("bandwidth" in n for n in res.notes)
+    plain = FunctionalRegression("y ~ x", ds, kernels={"x": Linear()}, dictionary="bspline", progress=False).fit()
+
+    def roughness(b):  # mean squared second difference along s
+        return float(np.mean(np.diff(b.values, 2, axis=0) ** 2))
+
+    if best["bandwidth"] > 0:
+        assert roughness(res.coefficient_surface("x")) < 0.5 * roughness(plain.coefficient_surface("x"))
+    with pytest.raises(ValueError, match=">= 0"):
+        select_smoothing(model, "x", bandwidths=[-1.0])
+
+
+def test_surface_bands_bootstrap_replicates_are_refits(sim):
+    from fdakpl.surface_inference import surface_bands
+
+    ds, _ = sim
+    res = FunctionalRegression("y ~ x + z", ds, kernels={"x": Linear()}, dictionary="bspline", lam=1e-2,
+                               progress=False).fit()
+    basic = surface_bands(res, "x", n_boot=30, alpha=0.1, random_state=3)
+    pct = surface_bands(res, "x", n_boot=30, alpha=0.1, method="percentile", random_state=3)
+    est = basic.estimate.values
+    assert np.allclose(est, res.coefficient_surface("x").values)
+    # basic = reflection of the percentile interval around the estimate, same replicates
+    assert np.allclose(basic.lower.values, 2 * est - pct.upper.values)
+    assert np.allclose(basic.sd.values, pct.sd.values)
+    # two replicates by hand: refits of "y ~ x" on curves resampled with the same generator
+    one = FunctionalRegression("y ~ x", ds, kernels={"x": Linear()}, dictionary="bspline", lam=1e-2,
+                               progress=False).fit()
+    two = surface_bands(one, "x", n_boot=2, random_state=11)
+    rng = np.random.default_rng(11)
+    reps = []
+    for _ in range(2):
+        sub = ds.isel(sample=rng.integers(0, 40, 40)).assign_coords(sample=np.arange(40))
+        reps.append(FunctionalRegression("y ~ x", sub, kernels={"x": Linear()}, dictionary="bspline", lam=1e-2,
+                                         progress=False).fit().coefficient_surface("x").values)
+    assert np.allclose(two.sd.values, np.abs(reps[0] - reps[1]) / np.sqrt(2), rtol=1e-8, atol=1e-12)
+    assert bool((basic.sd > 0).all())
+    with pytest.raises(ValueError, match="method"):
+        surface_bands(res, "x", method="normal")
