@@ -404,6 +404,48 @@ class FunctionalRegressionResults:
 
         return effect_surface_of(self, term, newdata, at, average)
 
+    def plot_surface(self, term: str, kind: str = "auto", bands: Any = None):
+        """Heat map with contours of a term's surface (:func:`fdakpl.interpretation_plots.plot_surface`).
+
+        ``kind``: ``"coefficient"`` (linear kernels), ``"effect"`` (any kernel) or ``"auto"``
+        (coefficient when the term's kernel is linear). ``bands``: from
+        :func:`fdakpl.surface_inference.surface_bands`.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> len(res.plot_surface("cca").axes)
+        2
+        """
+        from .interpretation import LINEAR_KERNELS
+        from .interpretation_plots import plot_surface
+
+        if kind not in {"auto", "coefficient", "effect"}:
+            raise ValueError(f"kind must be 'auto', 'coefficient' or 'effect', got {kind!r}")
+        if kind == "auto":
+            kind = "coefficient" if isinstance(self.kernels.get(term), LINEAR_KERNELS) else "effect"
+        surface = self.coefficient_surface(term) if kind == "coefficient" else self.effect_surface(term)
+        return plot_surface(surface, bands)
+
+    def plot_partial_dependence(self, variable: str, values: Any = None):
+        """Partial-dependence curves of a scalar covariate or factor.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca + C(sex)", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> len(res.plot_partial_dependence("sex").axes)
+        1
+        """
+        from .interpretation_plots import plot_partial_dependence
+
+        return plot_partial_dependence(self.partial_dependence(variable, values))
+
     def term_importance(self, n_permutations: int = 99, random_state: Any = 0, progress: bool | None = None):
         """Drop and permutation importance of every term; see :func:`fdakpl.importance.term_importance`.
 

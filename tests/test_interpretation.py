@@ -234,3 +234,20 @@ def test_surface_bands_bootstrap_replicates_are_refits(sim):
     assert bool((basic.sd > 0).all())
     with pytest.raises(ValueError, match="method"):
         surface_bands(res, "x", method="normal")
+
+
+def test_plots(sim):
+    from fdakpl.interpretation_plots import plot_surface
+    from fdakpl.surface_inference import surface_bands
+
+    ds, _ = sim
+    res = FunctionalRegression("y ~ x + C(g)", ds, kernels={"x": Linear()}, dictionary="bspline", lam=1e-2,
+                               progress=False).fit()
+    fig = res.plot_surface("x")
+    assert fig.axes[0].get_xlabel() == "s" and "coefficient" in fig.axes[0].get_title()
+    bands = surface_bands(res, "x", n_boot=5)
+    assert len(plot_surface(res.coefficient_surface("x"), bands).axes) == 4
+    assert "effect" in res.plot_surface("x", kind="effect").axes[0].get_title()
+    assert [t.get_text() for t in res.plot_partial_dependence("g").axes[0].get_legend().get_texts()] == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="kind"):
+        res.plot_surface("x", kind="heat")
