@@ -32,6 +32,7 @@ from .functional import SAMPLE
 from .kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Linear, Product, SmoothedLinear, Sum
 
 __all__ = [
+    "InterpretationMixin",
     "coefficient_surface_of",
     "effect_surface",
     "effect_surface_of",
@@ -305,6 +306,21 @@ def partial_dependence(predict: Any, data: xr.Dataset, variable: str, values: An
 
 
 # ----------------------------------------------------------------------------- labelled layer (results)
+def as_dataset(data: Any) -> xr.Dataset:
+    """``data`` as an :class:`xarray.Dataset` (a Dataset, or a mapping of DataArrays).
+
+    Examples
+    --------
+    >>> as_dataset({"a": xr.DataArray([1.0], dims="sample")}).sizes["sample"]
+    1
+    """
+    if isinstance(data, xr.Dataset):
+        return data
+    if isinstance(data, Mapping):
+        return xr.Dataset(dict(data))
+    raise TypeError(f"expected an xarray.Dataset (or a mapping of DataArrays), got {type(data).__name__}")
+
+
 def _term_labels(res: Any, term: str) -> tuple[str, np.ndarray]:
     parsed = res.model.parsed
     if term not in parsed.functional_terms:
@@ -328,9 +344,7 @@ def reference_arrays(res: Any, term: str, reference: Any) -> dict[str, np.ndarra
     """
     if reference is None:
         return None
-    from .formula import _as_dataset
-
-    ref_ds = _as_dataset(reference)
+    ref_ds = as_dataset(reference)
     if SAMPLE not in ref_ds.dims:
         ref_ds = ref_ds.expand_dims(SAMPLE)
     if ref_ds.sizes[SAMPLE] != 1:
@@ -389,12 +403,11 @@ def effect_surface_of(res: Any, term: str, newdata: Any = None, at: Any = None, 
     """
     import warnings
 
-    from .formula import _as_dataset
     from .preprocessing import prepare_inputs
 
     dim, grid = _term_labels(res, term)
     est = res.estimator
-    ds = res.model.data if newdata is None else _as_dataset(newdata)
+    ds = res.model.data if newdata is None else as_dataset(newdata)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
         Xv, _, _, labels = prepare_inputs(res.model.parsed.inputs(ds), interpolate=est.interpolate_inputs,
@@ -456,3 +469,106 @@ def partial_dependence_of(res: Any, variable: str, values: Any = None, at: Any =
                         attrs={"variable": variable, "kind": "partial dependence",
                                "description": f"mean predicted curve over the {data.sizes[SAMPLE]} training samples "
                                               f"with {variable} set to each value"})
+
+
+class InterpretationMixin:
+    """Interpretation methods of :class:`~fdakpl.results.FunctionalRegressionResults` (thin wrappers)."""
+
+    def coefficient_surface(self, term: str, reference: Any = None, at: Any = None) -> xr.DataArray:
+        """Coefficient surface of a linear-kernel term; see :func:`fdakpl.interpretation.coefficient_surface_of`.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, Linear, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), kernels={"cca": Linear()},
+        ...                            lam=[1e-10, 1e-8, 1e-6], interpolate_inputs=True, progress=False).fit()
+        >>> res.coefficient_surface("cca").shape
+        (93, 55)
+        """
+
+        return coefficient_surface_of(self, term, reference, at)
+
+    def effect_surface(self, term: str, newdata: Any = None, at: Any = None, average: bool = True) -> xr.DataArray:
+        """Average Fréchet derivative surface (any kernel); see :func:`fdakpl.interpretation.effect_surface_of`.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.effect_surface("cca").shape
+        (93, 55)
+        """
+
+        return effect_surface_of(self, term, newdata, at, average)
+
+    def plot_surface(self, term: str, kind: str = "auto", bands: Any = None):
+        """Heat map with contours of a term's surface (:func:`fdakpl.interpretation_plots.plot_surface`).
+
+        ``kind``: ``"coefficient"`` (linear kernels), ``"effect"`` (any kernel) or ``"auto"``
+        (coefficient when the term's kernel is linear). ``bands``: from
+        :func:`fdakpl.surface_inference.surface_bands`.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> len(res.plot_surface("cca").axes)
+        2
+        """
+        from .interpretation_plots import plot_surface
+
+        if kind not in {"auto", "coefficient", "effect"}:
+            raise ValueError(f"kind must be 'auto', 'coefficient' or 'effect', got {kind!r}")
+        if kind == "auto":
+            kind = "coefficient" if isinstance(self.kernels.get(term), LINEAR_KERNELS) else "effect"
+        surface = self.coefficient_surface(term) if kind == "coefficient" else self.effect_surface(term)
+        return plot_surface(surface, bands)
+
+    def plot_partial_dependence(self, variable: str, values: Any = None):
+        """Partial-dependence curves of a scalar covariate or factor.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca + C(sex)", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> len(res.plot_partial_dependence("sex").axes)
+        1
+        """
+        from .interpretation_plots import plot_partial_dependence
+
+        return plot_partial_dependence(self.partial_dependence(variable, values))
+
+    def term_importance(self, n_permutations: int = 99, random_state: Any = 0, progress: bool | None = None):
+        """Drop and permutation importance of every term; see :func:`fdakpl.importance.term_importance`.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.term_importance(n_permutations=9).terms
+        ['cca']
+        """
+        from .importance import term_importance
+
+        return term_importance(self, n_permutations=n_permutations, random_state=random_state, progress=progress)
+
+    def partial_dependence(self, variable: str, values: Any = None, at: Any = None) -> xr.DataArray:
+        """Partial dependence on a scalar covariate or factor; see :func:`fdakpl.interpretation.partial_dependence_of`.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca + pasat", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.partial_dependence("pasat", [30.0, 50.0]).shape
+        (2, 55)
+        """
+
+        return partial_dependence_of(self, variable, values, at)
+

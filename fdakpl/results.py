@@ -11,12 +11,16 @@ import xarray as xr
 from .diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
 from .estimator import integration_weights
 from .functional import SAMPLE, Observations, validate_functional
+from .interpretation import InterpretationMixin
 
 __all__ = ["FunctionalRegressionResults"]
 
 
-class FunctionalRegressionResults:
+class FunctionalRegressionResults(InterpretationMixin):
     """Results of :meth:`fdakpl.FunctionalRegression.fit`.
+
+    Interpretation (surfaces, partial dependence, term importance, their plots) comes from
+    :class:`fdakpl.interpretation.InterpretationMixin`.
 
     Attributes
     ----------
@@ -372,109 +376,6 @@ class FunctionalRegressionResults:
         from .plotting import plot_overview
 
         return plot_overview(self, samples=samples, bands=bands)
-
-    # ------------------------------------------------------------------ interpretation (fdakpl.interpretation)
-    def coefficient_surface(self, term: str, reference: Any = None, at: Any = None) -> xr.DataArray:
-        """Coefficient surface of a linear-kernel term; see :func:`fdakpl.interpretation.coefficient_surface_of`.
-
-        Examples
-        --------
-        >>> from fdakpl import FunctionalRegression, Linear, datasets
-        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), kernels={"cca": Linear()},
-        ...                            lam=[1e-10, 1e-8, 1e-6], interpolate_inputs=True, progress=False).fit()
-        >>> res.coefficient_surface("cca").shape
-        (93, 55)
-        """
-        from .interpretation import coefficient_surface_of
-
-        return coefficient_surface_of(self, term, reference, at)
-
-    def effect_surface(self, term: str, newdata: Any = None, at: Any = None, average: bool = True) -> xr.DataArray:
-        """Average Fréchet derivative surface (any kernel); see :func:`fdakpl.interpretation.effect_surface_of`.
-
-        Examples
-        --------
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-        ...                            progress=False).fit()
-        >>> res.effect_surface("cca").shape
-        (93, 55)
-        """
-        from .interpretation import effect_surface_of
-
-        return effect_surface_of(self, term, newdata, at, average)
-
-    def plot_surface(self, term: str, kind: str = "auto", bands: Any = None):
-        """Heat map with contours of a term's surface (:func:`fdakpl.interpretation_plots.plot_surface`).
-
-        ``kind``: ``"coefficient"`` (linear kernels), ``"effect"`` (any kernel) or ``"auto"``
-        (coefficient when the term's kernel is linear). ``bands``: from
-        :func:`fdakpl.surface_inference.surface_bands`.
-
-        Examples
-        --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-        ...                            progress=False).fit()
-        >>> len(res.plot_surface("cca").axes)
-        2
-        """
-        from .interpretation import LINEAR_KERNELS
-        from .interpretation_plots import plot_surface
-
-        if kind not in {"auto", "coefficient", "effect"}:
-            raise ValueError(f"kind must be 'auto', 'coefficient' or 'effect', got {kind!r}")
-        if kind == "auto":
-            kind = "coefficient" if isinstance(self.kernels.get(term), LINEAR_KERNELS) else "effect"
-        surface = self.coefficient_surface(term) if kind == "coefficient" else self.effect_surface(term)
-        return plot_surface(surface, bands)
-
-    def plot_partial_dependence(self, variable: str, values: Any = None):
-        """Partial-dependence curves of a scalar covariate or factor.
-
-        Examples
-        --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca + C(sex)", datasets.dti_first_visits(), interpolate_inputs=True,
-        ...                            progress=False).fit()
-        >>> len(res.plot_partial_dependence("sex").axes)
-        1
-        """
-        from .interpretation_plots import plot_partial_dependence
-
-        return plot_partial_dependence(self.partial_dependence(variable, values))
-
-    def term_importance(self, n_permutations: int = 99, random_state: Any = 0, progress: bool | None = None):
-        """Drop and permutation importance of every term; see :func:`fdakpl.importance.term_importance`.
-
-        Examples
-        --------
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-        ...                            progress=False).fit()
-        >>> res.term_importance(n_permutations=9).terms
-        ['cca']
-        """
-        from .importance import term_importance
-
-        return term_importance(self, n_permutations=n_permutations, random_state=random_state, progress=progress)
-
-    def partial_dependence(self, variable: str, values: Any = None, at: Any = None) -> xr.DataArray:
-        """Partial dependence on a scalar covariate or factor; see :func:`fdakpl.interpretation.partial_dependence_of`.
-
-        Examples
-        --------
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca + pasat", datasets.dti_first_visits(), interpolate_inputs=True,
-        ...                            progress=False).fit()
-        >>> res.partial_dependence("pasat", [30.0, 50.0]).shape
-        (2, 55)
-        """
-        from .interpretation import partial_dependence_of
-
-        return partial_dependence_of(self, variable, values, at)
 
     # ------------------------------------------------------------------ beyond the paper
     def prediction_bands(self, newdata: Any = None, alpha: float = 0.1, kind: str = "pointwise",
