@@ -251,3 +251,14 @@ def test_plots(sim):
     assert [t.get_text() for t in res.plot_partial_dependence("g").axes[0].get_legend().get_texts()] == ["a", "b", "c"]
     with pytest.raises(ValueError, match="kind"):
         res.plot_surface("x", kind="heat")
+
+
+def test_smoothed_linear_fit_saves_and_loads(sim, tmp_path):
+    import fdakpl
+
+    ds, _ = sim
+    res = FunctionalRegression("y ~ x", ds, kernels={"x": SmoothedLinear(0.05)}, dictionary="bspline", lam=1e-2,
+                               progress=False).fit()
+    again = fdakpl.load(res.save(tmp_path / "smoothed.nc"))
+    assert np.array_equal(again.predict().values, res.predict().values)
+    assert np.allclose(again.coefficient_surface("x").values, res.coefficient_surface("x").values, rtol=1e-12)
