@@ -50,9 +50,9 @@ def main() -> None:
             model = FunctionalRegression(formula, ds, progress=False, **kw)
             res = model.fit()
             row = {"case": name, "n": int(ds.sizes["sample"]),
-                   "fit": timed(model.fit), "summary_off": timed(lambda: res.summary(importance=False)),
-                   "summary_importance_19": timed(lambda: res.summary(importance=19)),
-                   "summary_default": timed(lambda: res.summary())}
+                   "fit": timed(model.fit), "summary_off": timed(lambda r=res: r.summary(importance=False)),
+                   "summary_importance_19": timed(lambda r=res: r.summary(importance=19)),
+                   "summary_default": timed(lambda r=res: r.summary())}
             row["importance_19_over_fit_cpu"] = (row["summary_importance_19"]["cpu_median"]
                                                  / row["fit"]["cpu_median"])
             out["cases"].append(row)

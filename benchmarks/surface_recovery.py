@@ -12,7 +12,7 @@ implies (fdakpl centres the responses, not the inputs; a linear kernel has no in
 
 * recovery: relative L2 error ``||beta_hat - beta|| / ||beta||`` (trapezoidal in s and t) against
   n = 100, 300, 1000 for fdakpl's linear kernel (lambda by GCV), fdakpl's SmoothedLinear kernel
-  (bandwidth and lambda by GCV, :func:`fdakpl.surface_inference.select_smoothing`) and mgcv's
+  (bandwidth and lambda by GCV, :func:`fdakpl.results.surface_inference.select_smoothing`) and mgcv's
   tensor-product linear functional term ``te(S, T, by = L)`` (REML; ``L = w x``, the same quadrature),
   fitted by rpy2 on the same data.
 * coverage: share of the grid points of beta covered by the pointwise 95% bands, averaged over
@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from fdakpl import BSpline, FunctionalRegression, Linear, datasets
-from fdakpl.functional import quadrature_weights
-from fdakpl.surface_inference import select_smoothing, surface_bands
+from fdakpl.data.functional import quadrature_weights
+from fdakpl.results.surface_inference import select_smoothing, surface_bands
 
 OUT = Path(__file__).parent / "results" / "surface_recovery.json"
 M_IN, M_OUT = 40, 30
@@ -155,7 +155,8 @@ def main() -> None:
                       "loadavg_at_start": os.getloadavg(), "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
     out["design"] = {"m_in": M_IN, "m_out": M_OUT, "noise_relative_sd": 0.1, "fine_factor": 10,
                      "beta": "cos(2 pi s) sin(pi t) + (s - 1/2)(t + 1)",
-                     "fdakpl": "input curves centred; dictionary BSpline(10) (cubic); lambda by GCV on geomspace(1e-10, 1, 51)",
+                     "fdakpl": "input curves centred; dictionary BSpline(10) (cubic); "
+                               "lambda by GCV on geomspace(1e-10, 1, 51)",
                      "mgcv": "gam(y ~ s(t, k=10, bs='cr') + te(S, T, by=L, k=c(8, 8), bs='cr'), method='REML')"}
     if args.part in {"recovery", "all"}:
         rows = recovery(args.reps)

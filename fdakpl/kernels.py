@@ -161,7 +161,7 @@ class Linear(Kernel):
 def grid_from_weights(weights: Any) -> np.ndarray:
     """Locations (up to a shift, starting at 0) of a grid from its trapezoidal quadrature weights.
 
-    Inverts :func:`fdakpl.functional.quadrature_weights` on the grid's own range (what kernels on
+    Inverts :func:`fdakpl.data.functional.quadrature_weights` on the grid's own range (what kernels on
     curves receive): ``w_0 = d_0 / 2``, ``w_p = (d_{p-1} + d_p) / 2``, ``w_{m-1} = d_{m-2} / 2`` for the
     spacings ``d``.
 
@@ -198,7 +198,7 @@ class SmoothedLinear(Kernel):
     quadrature weights ``w``. ``bandwidth = 0`` is :class:`Linear`. The
     coefficient surface of a fit with this kernel is ``W^{-1} S^T W S``
     applied to the span of the training curves, hence smooth in ``s`` at the
-    scale of the bandwidth (:func:`fdakpl.interpretation.select_smoothing`
+    scale of the bandwidth (:func:`fdakpl.results.surface_inference.select_smoothing`
     chooses it by the curve-level criterion used for lambda).
 
     Parameters

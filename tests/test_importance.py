@@ -1,4 +1,4 @@
-"""Term importance (fdakpl.importance): drop and permutation increases of the leave-one-curve-out error."""
+"""Term importance (fdakpl.results.importance): drop and permutation increases of the leave-one-curve-out error."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Coefficient and effect surfaces, partial dependence (fdakpl.interpretation)."""
+"""Coefficient and effect surfaces, partial dependence (fdakpl.results.interpretation)."""
 
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ from fdakpl import (
     Wavelet,
     datasets,
 )
-from fdakpl.functional import quadrature_weights
+from fdakpl.data.functional import quadrature_weights
 from fdakpl.kernels import grid_from_weights
 
 
@@ -183,7 +183,7 @@ def test_effect_surface_dataarray_labels(sim):
 
 
 def test_select_smoothing_chooses_by_the_criterion_and_smooths(sim):
-    from fdakpl.surface_inference import select_smoothing
+    from fdakpl.results.surface_inference import select_smoothing
 
     ds, beta_true = sim
     model = FunctionalRegression("y ~ x", ds, dictionary="bspline", lam="gcv", progress=False)
@@ -208,7 +208,7 @@ def test_select_smoothing_chooses_by_the_criterion_and_smooths(sim):
 
 
 def test_surface_bands_bootstrap_replicates_are_refits(sim):
-    from fdakpl.surface_inference import surface_bands
+    from fdakpl.results.surface_inference import surface_bands
 
     ds, _ = sim
     res = FunctionalRegression("y ~ x + z", ds, kernels={"x": Linear()}, dictionary="bspline", lam=1e-2,
@@ -237,8 +237,8 @@ def test_surface_bands_bootstrap_replicates_are_refits(sim):
 
 
 def test_plots(sim):
-    from fdakpl.interpretation_plots import plot_surface
-    from fdakpl.surface_inference import surface_bands
+    from fdakpl.results.interpretation_plots import plot_surface
+    from fdakpl.results.surface_inference import surface_bands
 
     ds, _ = sim
     res = FunctionalRegression("y ~ x + C(g)", ds, kernels={"x": Linear()}, dictionary="bspline", lam=1e-2,

@@ -25,10 +25,10 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 
-from fdakpl import BSpline, FunctionalRegression, Linear, datasets
-from fdakpl.functional import interpolate_missing, quadrature_weights
-from fdakpl.interpretation_plots import plot_surface
-from fdakpl.surface_inference import select_smoothing, surface_bands
+from fdakpl import BSpline, FunctionalRegression, datasets
+from fdakpl.data.functional import interpolate_missing, quadrature_weights
+from fdakpl.results.interpretation_plots import plot_surface
+from fdakpl.results.surface_inference import select_smoothing, surface_bands
 
 warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
 ds = datasets.dti_first_visits()

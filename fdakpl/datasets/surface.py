@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..functional import SAMPLE, quadrature_weights
+from ..data.functional import SAMPLE, quadrature_weights
 
 __all__ = ["make_linear_surface", "true_surface"]
 

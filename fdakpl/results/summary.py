@@ -78,7 +78,7 @@ def condition_warnings(cond: dict[str, float], riesz: bool = True) -> list[str]:
 def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Summary:
     """Build the summary of a :class:`~fdakpl.results.FunctionalRegressionResults`.
 
-    ``importance``: see :func:`fdakpl.importance.importance_for_summary`.
+    ``importance``: see :func:`fdakpl.results.importance.importance_for_summary`.
     """
     est = res.estimator
     obs = res._obs()
@@ -87,7 +87,7 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Summ
     diag = res.diagnostics(eta)
     dic = est.dictionary_
     kern = ", ".join(f"{t}: {k!r}" for t, k in res.kernels.items())
-    from .kernels import make_output_matrix
+    from ..kernels import make_output_matrix
 
     B = est.output_matrix
     b_desc = repr(make_output_matrix(B)) if not isinstance(B, np.ndarray) else f"matrix {B.shape}"

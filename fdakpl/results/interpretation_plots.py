@@ -30,7 +30,7 @@ def plot_surface(surface: xr.DataArray, bands: xr.Dataset | None = None, *, cmap
 
     The colour scale is symmetric around 0 (blue negative, red positive), as the
     coefficient plots of refund's ``pffr``. With ``bands`` (from
-    :func:`fdakpl.surface_inference.surface_bands`), three panels share the scale: lower
+    :func:`fdakpl.results.surface_inference.surface_bands`), three panels share the scale: lower
     band, estimate (grey dots where the band excludes 0), upper band.
 
     Parameters

@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .functional import SAMPLE
+from ..data.functional import SAMPLE
+from ..kernels import SmoothedLinear
+from ..progress import progress as bar
 from .interpretation import coefficient_surface_of, linear_surface, reference_arrays
-from .kernels import SmoothedLinear
-from .progress import progress as bar
 
 __all__ = ["default_bandwidths", "select_smoothing", "surface_bands"]
 

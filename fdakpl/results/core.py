@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
-from .estimator import integration_weights
-from .functional import SAMPLE, Observations, validate_functional
+from ..data.functional import SAMPLE, Observations, validate_functional
+from ..diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
+from ..estimators.kpl import integration_weights
 from .interpretation import InterpretationMixin
 
 __all__ = ["FunctionalRegressionResults"]
@@ -20,7 +20,7 @@ class FunctionalRegressionResults(InterpretationMixin):
     """Results of :meth:`fdakpl.FunctionalRegression.fit`.
 
     Interpretation (surfaces, partial dependence, term importance, their plots) comes from
-    :class:`fdakpl.interpretation.InterpretationMixin`.
+    :class:`fdakpl.results.interpretation.InterpretationMixin`.
 
     Attributes
     ----------
@@ -109,7 +109,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         """
         import warnings
 
-        from .formula import _as_dataset
+        from ..formula import _as_dataset
 
         ds = self.model.data if newdata is None else _as_dataset(newdata)
         X = self.model.parsed.inputs(ds)
@@ -155,7 +155,7 @@ class FunctionalRegressionResults(InterpretationMixin):
 
     def _at_lam(self):
         if "at_lam" not in self._cache:
-            from .regression import _criteria
+            from ..regression import _criteria
 
             est = self.estimator
             self._cache["at_lam"] = (_criteria(est, self.response, np.array([self.lam]))
@@ -167,7 +167,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         """Effective degrees of freedom (trace of the smoother; NaN for iterative solvers).
 
         For the approximate (primal) solver, the trace of its coefficient-space smoother
-        (see :meth:`fdakpl.approx.PrimalDecomposition.edf`).
+        (see :meth:`fdakpl.estimators.approx.PrimalDecomposition.edf`).
         """
         c = self._at_lam()
         if c is not None:
@@ -228,7 +228,7 @@ class FunctionalRegressionResults(InterpretationMixin):
             if dec is not None:
                 s, e = dec.s, dec.e
             elif getattr(est, "K_", None) is not None:
-                from .solvers import _sym_sqrt
+                from ..solvers.closed_form import _sym_sqrt
 
                 Bh = _sym_sqrt(est.B_)[0]
                 s = np.clip(np.linalg.eigvalsh(est.K_), 0.0, None)
@@ -303,7 +303,7 @@ class FunctionalRegressionResults(InterpretationMixin):
     def summary(self, eta: float = 0.05, importance: Any = "auto"):
         """FDA-style summary (statsmodels ``Summary``: ``print()`` it, or ``.as_html()``).
 
-        ``importance``: the term-importance table (:mod:`fdakpl.importance`): ``"auto"`` (19
+        ``importance``: the term-importance table (:mod:`fdakpl.results.importance`): ``"auto"`` (19
         permutations per term up to 300 curves, closed-form fits), ``True`` (99), a number of
         permutations, or ``False``.
 
@@ -320,7 +320,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         return build_summary(self, eta, importance)
 
     def save(self, path: Any, *, engine: str | None = None) -> Any:
-        """Save these results to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
+        """Save these results to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
 
         Read them back with :func:`fdakpl.load`; the loaded results predict identically.
 
@@ -334,7 +334,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         >>> again.lam == res.lam
         True
         """
-        from .persistence import save
+        from ..io.netcdf import save
 
         return save(self, path, engine=engine)
 
@@ -444,7 +444,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
         r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
         newds = ds if newdata is None else newdata
-        from .formula import _as_dataset
+        from ..formula import _as_dataset
 
         newds = _as_dataset(newds)
         pred = np.asarray(est.predict(parsed.inputs(newds)))
@@ -500,8 +500,8 @@ class FunctionalRegressionResults(InterpretationMixin):
         """
         from sklearn.base import clone
 
-        from .progress import progress as bar
-        from .regression import _criteria
+        from ..progress import progress as bar
+        from ..regression import _criteria
 
         parsed = self.model.parsed
         if term not in parsed.terms:

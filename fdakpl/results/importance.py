@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from .kernels import Product, Sum
-from .progress import progress as bar
-from .selection import DEFAULT_LAMBDAS, ridge_path
-from .solvers import decompose
+from ..kernels import Product, Sum
+from ..progress import progress as bar
+from ..selection import DEFAULT_LAMBDAS, ridge_path
+from ..solvers.closed_form import decompose
 
 __all__ = ["AUTO_MAX_SAMPLES", "AUTO_PERMUTATIONS", "TermImportance", "importance_for_summary", "term_importance"]
 
@@ -98,8 +98,8 @@ class _LooPath:
     """Exact LOO error of the fit's data for any input kernel matrix."""
 
     def __init__(self, res: Any) -> None:
-        from .estimator import integration_weights
-        from .preprocessing import prepare_response
+        from ..data.preprocessing import prepare_response
+        from ..estimators.kpl import integration_weights
 
         est = res.estimator
         obs, info = prepare_response(res.response, None, est.response_info_.domain)

@@ -14,7 +14,7 @@ is ``sum_p w_p v(s_p) beta(s_p)``: surfaces below are reported in that form.
 * :func:`partial_dependence` -- mean predicted curve over the training data
   with one scalar covariate or factor set to each of several values.
 
-Everything here is a pure function of a fitted :class:`~fdakpl.estimator.KPLRegressor`
+Everything here is a pure function of a fitted :class:`~fdakpl.estimators.kpl.KPLRegressor`
 (arrays) plus a thin labelled layer used by
 :class:`~fdakpl.results.FunctionalRegressionResults`.
 """
@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .formula import SCALARS
-from .functional import SAMPLE
-from .kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Linear, Product, SmoothedLinear, Sum
+from ..data.functional import SAMPLE
+from ..formula import SCALARS
+from ..kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Linear, Product, SmoothedLinear, Sum
 
 __all__ = [
     "InterpretationMixin",
@@ -403,7 +403,7 @@ def effect_surface_of(res: Any, term: str, newdata: Any = None, at: Any = None, 
     """
     import warnings
 
-    from .preprocessing import prepare_inputs
+    from ..data.preprocessing import prepare_inputs
 
     dim, grid = _term_labels(res, term)
     est = res.estimator
@@ -475,7 +475,7 @@ class InterpretationMixin:
     """Interpretation methods of :class:`~fdakpl.results.FunctionalRegressionResults` (thin wrappers)."""
 
     def coefficient_surface(self, term: str, reference: Any = None, at: Any = None) -> xr.DataArray:
-        """Coefficient surface of a linear-kernel term; see :func:`fdakpl.interpretation.coefficient_surface_of`.
+        """Coefficient surface of a linear-kernel term (:func:`~fdakpl.results.interpretation.coefficient_surface_of`).
 
         Examples
         --------
@@ -489,7 +489,7 @@ class InterpretationMixin:
         return coefficient_surface_of(self, term, reference, at)
 
     def effect_surface(self, term: str, newdata: Any = None, at: Any = None, average: bool = True) -> xr.DataArray:
-        """Average Fréchet derivative surface (any kernel); see :func:`fdakpl.interpretation.effect_surface_of`.
+        """Average Fréchet derivative surface (any kernel); see :func:`fdakpl.results.interpretation.effect_surface_of`.
 
         Examples
         --------
@@ -503,11 +503,11 @@ class InterpretationMixin:
         return effect_surface_of(self, term, newdata, at, average)
 
     def plot_surface(self, term: str, kind: str = "auto", bands: Any = None):
-        """Heat map with contours of a term's surface (:func:`fdakpl.interpretation_plots.plot_surface`).
+        """Heat map with contours of a term's surface (:func:`fdakpl.results.interpretation_plots.plot_surface`).
 
         ``kind``: ``"coefficient"`` (linear kernels), ``"effect"`` (any kernel) or ``"auto"``
         (coefficient when the term's kernel is linear). ``bands``: from
-        :func:`fdakpl.surface_inference.surface_bands`.
+        :func:`fdakpl.results.surface_inference.surface_bands`.
 
         Examples
         --------
@@ -544,7 +544,7 @@ class InterpretationMixin:
         return plot_partial_dependence(self.partial_dependence(variable, values))
 
     def term_importance(self, n_permutations: int = 99, random_state: Any = 0, progress: bool | None = None):
-        """Drop and permutation importance of every term; see :func:`fdakpl.importance.term_importance`.
+        """Drop and permutation importance of every term; see :func:`fdakpl.results.importance.term_importance`.
 
         Examples
         --------
@@ -559,7 +559,7 @@ class InterpretationMixin:
         return term_importance(self, n_permutations=n_permutations, random_state=random_state, progress=progress)
 
     def partial_dependence(self, variable: str, values: Any = None, at: Any = None) -> xr.DataArray:
-        """Partial dependence on a scalar covariate or factor; see :func:`fdakpl.interpretation.partial_dependence_of`.
+        """Partial dependence on a covariate or factor (:func:`~fdakpl.results.interpretation.partial_dependence_of`).
 
         Examples
         --------
