@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product, functional
+from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product
+from fdakpl.data import functional
 from fdakpl.estimators.kpl import check_exact_memory
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad_inputs.md"
