@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from itertools import product
 from typing import Any
@@ -16,6 +15,7 @@ from .estimator import KPLRegressor, integration_weights
 from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, parse_formula
 from .functional import validate_functional
 from .kernels import Gaussian, Kernel, ScaleDecay
+from .notices import InterpolationWarning, distinct, said_once
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
 
 __all__ = ["FunctionalRegression"]
@@ -243,8 +243,9 @@ class FunctionalRegression:
         grid = np.asarray(self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
         criteria = None
         cv_result = None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        # warnings are said once, at the user's line; filled input values (the user asked for it) only
+        # go into the notes, which the summary shows
+        with said_once(quiet=(InterpolationWarning,)) as caught:
             if isinstance(lam_spec, str):
                 how = lam_spec.lower()
                 if how not in {"gcv", "loo", "cv"}:
@@ -298,10 +299,7 @@ class FunctionalRegression:
                     est.fit(X, Y)
             if how == "cv":
                 est.fit(X, Y)
-        for w in caught:  # every warning goes into the summary's notes; unexpected ones are re-raised too
-            notes.append(str(w.message))
-            if "missing input values by linear interpolation" not in str(w.message):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        notes += [str(w.message) for w in distinct(caught)]
         lam_how = {"gcv": "GCV", "loo": "leave-one-curve-out", "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(
             model=self, estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam_value,

@@ -215,10 +215,10 @@ def test_permutation_test_detects_association_and_not_noise(rng):
     ds = _toy(rng, n=50, m=20, noise=0.2)
     res = FunctionalRegression("y ~ x", ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
     out = res.permutation_test("x", n_permutations=49, random_state=0, progress=False)
-    assert out["p_value"] == pytest.approx(1 / 50)
+    assert out.pvalue == pytest.approx(1 / 50)
     null_ds = ds.assign(y=(("sample", "t"), rng.normal(size=(50, 20))))
     res0 = FunctionalRegression("y ~ x", null_ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
-    assert res0.permutation_test("x", n_permutations=49, random_state=0, progress=False)["p_value"] > 0.05
+    assert res0.permutation_test("x", n_permutations=49, random_state=0, progress=False).pvalue > 0.05
     with pytest.raises(ValueError, match="not a term"):
         res.permutation_test("z")
 
