@@ -56,6 +56,18 @@ def test_python_blocks_are_found() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
 def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_blocks(page, tmp_path, monkeypatch)
+
+
+def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Python block of README.md runs, in order, in one namespace (as a reader pastes them)."""
+    blocks = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(blocks) >= 6
+    run_blocks(ROOT / "README.md", tmp_path, monkeypatch)
+
+
+def run_blocks(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the ```` ```python ```` blocks of ``page`` in one namespace, from an empty directory."""
     import matplotlib
 
     matplotlib.use("Agg")
