@@ -156,9 +156,10 @@ class KVTable:
         for i in range(rows):
             cells = [left[i], right[i] if i < len(right) else ("", "")]
             out.append("<tr>" + "".join(f'<th style="{_TH_CSS}">{e(k) + ":" if k else ""}</th>'
-                                        f'<td style="{_TD_CSS}">{e(v)}</td>' for k, v in cells) + "</tr>")
+                                        f'<td style="{_TD_CSS}{_NOWRAP if " " not in v else ""}">{e(v)}</td>'
+                                        for k, v in cells) + "</tr>")
         for k, v in wide:
-            out.append(f'<tr><th style="{_TH_CSS}">{e(k)}:</th><td colspan="3" style="{_TD_CSS}">{e(v)}</td></tr>')
+            out.append(f'<tr><th style="{_TH_CSS}">{e(k)}:</th><td colspan="3" style="{_WIDE_TD_CSS}">{e(v)}</td></tr>')
         out.append("</table>")
         return "".join(out)
 
@@ -179,8 +180,10 @@ class KVTable:
 
 _TABLE_CSS = "border-collapse:collapse;margin:0 0 1em 0;width:auto;max-width:100%;table-layout:auto"
 _CAPTION_CSS = "caption-side:top;font-weight:bold;text-align:left;padding:0.2em 0"
-_TH_CSS = "text-align:left;font-weight:normal;padding:0.1em 0.6em 0.1em 0;white-space:nowrap;vertical-align:top"
-_TD_CSS = "text-align:left;padding:0.1em 1.5em 0.1em 0;white-space:normal;overflow-wrap:anywhere;vertical-align:top"
+_TH_CSS = "text-align:left;font-weight:normal;padding:0.1em 0.6em 0.1em 0;vertical-align:top"
+_TD_CSS = "text-align:left;padding:0.1em 1.5em 0.1em 0;vertical-align:top"
+_NOWRAP = ";white-space:nowrap"  # a number or a name without spaces stays on one line (9.986e-05)
+_WIDE_TD_CSS = "text-align:left;padding:0.1em 0 0.1em 0;white-space:normal;overflow-wrap:break-word;vertical-align:top"
 
 
 class FunctionalSummary(Summary):
@@ -195,6 +198,8 @@ class FunctionalSummary(Summary):
     >>> s.tables.append(kv_table([("n", 3)], "Model")); s.add_extra_txt(["A note " * 20])
     >>> max(len(line) for line in s.as_text().splitlines()) <= 80, "<table" in s.as_html()
     (True, True)
+    >>> "tabular" in s._repr_latex_() and "A note" in s.as_csv()  # every format IPython asks for
+    True
     """
 
     def as_text(self, width: int = WIDTH) -> str:
@@ -203,6 +208,16 @@ class FunctionalSummary(Summary):
             notes = ["\n".join(_wrap(par, width)) for par in self.extra_txt.split("\n")]
             txt += "\n\n" + "\n".join(notes)
         return txt
+
+    def as_latex(self) -> str:
+        latex = "\n\n".join(t.as_latex_tabular() for t in self.tables)
+        if self.extra_txt:
+            latex += "\n\n" + self.extra_txt.replace("\n", " \\newline\n ")
+        return latex
+
+    def as_csv(self) -> str:
+        csv = "\n\n".join(t.as_csv() for t in self.tables)
+        return csv + ("\n\n" + self.extra_txt if self.extra_txt else "")
 
     def as_html(self) -> str:
         parts = [t.as_html() for t in self.tables]

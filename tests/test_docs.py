@@ -275,7 +275,7 @@ def chromium() -> str:
     return exe
 
 
-def rendered_dom(site: Path, page: str, budget_ms: int = 20000) -> tuple[str, list[str]]:
+def rendered_dom(site: Path, page: str, budget_ms: int = 20000, width: int = 1280) -> tuple[str, list[str]]:
     """The DOM of ``site/page`` after its scripts ran in headless Chromium, served on localhost only.
 
     Returns the DOM and the paths that the page asked for but the site lacks (404).
@@ -293,6 +293,7 @@ def rendered_dom(site: Path, page: str, budget_ms: int = 20000) -> tuple[str, li
         with tempfile.TemporaryDirectory() as profile:
             proc = subprocess.run(
                 [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
+                 f"--window-size={width},1600", "--hide-scrollbars",
                  "--dump-dom", f"http://127.0.0.1:{server.server_address[1]}/{page}"],
                 capture_output=True, text=True, timeout=180)
     finally:
@@ -300,6 +301,32 @@ def rendered_dom(site: Path, page: str, budget_ms: int = 20000) -> tuple[str, li
         server.server_close()
     assert proc.returncode == 0 and "</html>" in proc.stdout, proc.stderr[-2000:]
     return proc.stdout, [m for m in missing if "favicon" not in m]
+
+
+_PROBE = """<script>window.addEventListener("load", function () { setTimeout(function () {
+  var wide = [];
+  document.querySelectorAll("%s").forEach(function (e) {
+    var box = e.closest(".cell_output") || e.parentElement;
+    if (e.getBoundingClientRect().right > box.getBoundingClientRect().right + 1 || e.scrollWidth > e.clientWidth + 1)
+      wide.push(e.tagName + ":" + Math.round(e.getBoundingClientRect().width) + ">" + box.clientWidth);
+  });
+  document.body.setAttribute("data-too-wide", wide.join(" ") || "none");
+}, 500); });</script>"""
+
+
+def too_wide(site: Path, page: str, selector: str, width: int) -> str:
+    """Elements matching ``selector`` wider than their output area at a window ``width`` pixels wide."""
+    path = site / page
+    probe = path.with_name(f"_probe_{path.name}")  # same directory: the page's relative links still work
+    probe.write_text(path.read_text(encoding="utf-8").replace("</body>", _PROBE % selector + "</body>"),
+                     encoding="utf-8")
+    try:
+        dom, _ = rendered_dom(site, probe.relative_to(site).as_posix(), width=width)
+    finally:
+        probe.unlink()
+    found = re.search(r'data-too-wide="([^"]*)"', dom)
+    assert found, "the probe did not run"
+    return found.group(1)
 
 
 class _VisibleText(HTMLParser):
@@ -362,6 +389,15 @@ def test_mathjax_is_served_by_a_small_site(tmp_path: Path) -> None:
     dom, missing = rendered_dom(tmp_path / "out", "index.html")
     assert not math_problems(dom), math_problems(dom)
     assert dom.count('class="mjx-chtml MJXc-display"') == 1 and not missing, missing
+
+
+@pytest.mark.docs
+@pytest.mark.parametrize("width", [1280, 900])
+def test_summary_tables_fit_the_page(built_site: Path, width: int) -> None:
+    """The guide's executed summary shows HTML tables that fit the page: no horizontal scrollbar."""
+    page = (built_site / "guide" / "summary.html").read_text(encoding="utf-8")
+    assert page.count('<table class="fdakpl-summary"') == 3
+    assert too_wide(built_site, "guide/summary.html", "table.fdakpl-summary, div.fdakpl-summary", width) == "none"
 
 
 @pytest.mark.docs

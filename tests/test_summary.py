@@ -104,6 +104,15 @@ def test_bound_not_applicable_reads_as_such(res, monkeypatch):
     assert "(the loss is logcosh(5))" in diagnostics_verdict({"applicability": App()})
 
 
+def test_every_format_ipython_asks_for(res):
+    smry = res.summary()
+    from IPython.core.formatters import DisplayFormatter
+
+    data, _ = DisplayFormatter().format(smry)  # what a notebook (and the docs' executed pages) computes
+    assert {"text/plain", "text/html", "text/latex"} <= set(data)
+    assert "Excess-risk diagnostics" in data["text/latex"] and "Atoms d" in smry.as_csv()
+
+
 def test_html_tables(res):
     page = res._repr_html_()
     assert page.count("<table") == 3 and "Wavelet(wavelet=&#x27;db3&#x27;, level=4" in page
