@@ -57,7 +57,7 @@ class FunctionalRegression:
     center : bool
         Centre responses with the training mean function.
     interpolate_inputs : bool
-        Fill NaN in input curves by linear interpolation (with a warning).
+        Fill NaN in input curves by linear interpolation (recorded once in ``res.notes``, no warning).
     cv : int
         Folds for ``lam="cv"``.
     param_grid : mapping, optional
