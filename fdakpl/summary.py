@@ -1,240 +1,22 @@
-"""FDA-style summary tables of a fitted functional regression.
+"""FDA-style summary of a fitted functional regression: what the tables and notes say.
 
-The printed form follows fixed rules (checked by ``tests/test_summary.py``):
-
-* every table is :data:`WIDTH` (80) characters wide, and so is the text under the tables;
-* numbers have 4 significant digits, inside descriptions too (``Gaussian(sigma=0.07977)``);
-* a number that is zero up to rounding *relative to its scale* (:data:`ZERO_RTOL`) prints as ``0``;
-* names and descriptions are never cut: a value too long for its column gets a row of the full
-  width, wrapped at spaces;
-* ``inf`` says what it means (``inf (singular)``), and a bound whose assumptions fail reads
-  ``not applicable`` with the reason.
-
-:class:`FunctionalSummary` is a statsmodels ``Summary`` (``print()`` it, ``.as_text()``,
-``.as_html()``); notebooks and the documentation show its HTML tables.
+The layout and the number formatting (one width of 80 characters, 4 significant digits, ``0``
+for numerical zeros, nothing cut, HTML tables) are :mod:`fdakpl.tables`'s. Here: the rows, the
+notes, ``inf`` explained (``inf (singular)``), and the excess-risk bound rendered as the
+diagnostics decide -- its value, or ``not applicable`` with the reason -- with one line saying
+what the diagnostics mean for the fit.
 """
 
 from __future__ import annotations
 
-import html
-import math
-import re
-import textwrap
 from typing import Any
 
 import numpy as np
-from statsmodels.iolib.summary import Summary
-from statsmodels.iolib.table import SimpleTable
-from statsmodels.iolib.tableformatting import fmt_2cols
 
-__all__ = ["WIDTH", "ZERO_RTOL", "FunctionalSummary", "KVTable", "build_summary", "condition_warnings",
-           "diagnostics_verdict", "fmt_number", "kv_table", "round_numbers"]
+from .tables import FunctionalSummary, fmt_number, kv_table, round_numbers
 
-#: width of every table and of the text under them, in characters
-WIDTH = 80
-#: a value below ``ZERO_RTOL * scale`` in absolute value prints as 0 (about the square root of float64's
-#: machine epsilon: what survives of a zero after a square root or a cancellation)
-ZERO_RTOL = 1e-8
-#: the widest key column of the two-column layout (longer keys get a full-width row)
-KEY_WIDTH = 24
-_GAP = 2
-
-
-def fmt_number(x: Any, scale: float | None = None, digits: int = 4) -> str:
-    """A number as the summary prints it: 4 significant digits, 0 for a numerical zero, words for bools.
-
-    Parameters
-    ----------
-    x : number, bool, str or None
-    scale : float, optional
-        The size ``x`` is compared with: ``|x| <= ZERO_RTOL * scale`` prints ``0``.
-    digits : int
-
-    Examples
-    --------
-    >>> fmt_number(0.07977134593926301), fmt_number(9.196e-31, scale=1.0), fmt_number(1e-8)
-    ('0.07977', '0', '1e-08')
-    >>> fmt_number(True), fmt_number(None), fmt_number(12), fmt_number(float("inf"))
-    ('yes', '-', '12', 'inf')
-    """
-    if x is None:
-        return "-"
-    if isinstance(x, bool | np.bool_):
-        return "yes" if x else "no"
-    if isinstance(x, int | np.integer):
-        return str(int(x))
-    if isinstance(x, float | np.floating):
-        x = float(x)
-        if math.isnan(x):
-            return "nan"
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        if x == 0 or (scale is not None and np.isfinite(scale) and abs(x) <= ZERO_RTOL * abs(scale)):
-            return "0"
-        return f"{x:.{digits}g}"
-    return str(x)
-
-
-_FLOAT = re.compile(r"(?<![\w.])[-+]?\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.])")
-
-
-def round_numbers(text: str, digits: int = 4) -> str:
-    """Decimal numbers inside a description to ``digits`` significant digits.
-
-    Examples
-    --------
-    >>> round_numbers("Gaussian(sigma=0.07977134593926301), ScaleDecay(b=1.5), db3")
-    'Gaussian(sigma=0.07977), ScaleDecay(b=1.5), db3'
-    """
-    return _FLOAT.sub(lambda m: f"{float(m.group()):.{digits}g}", text)
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    """Wrap at spaces (and after commas of long descriptions), never inside a word or name."""
-    lines = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
-    return lines or [""]
-
-
-class KVTable:
-    """Two columns of ``key: value`` pairs under a title, :data:`WIDTH` characters wide.
-
-    Pairs whose key or value does not fit its column get a row of the full width (after the
-    two-column part), with the value wrapped, so that nothing is cut.
-
-    Examples
-    --------
-    >>> t = KVTable([("n", "3"), ("d", "5"), ("Dictionary", "Wavelet(" + "x, " * 30 + "y)")], "Model")
-    >>> lines = t.as_text().splitlines()
-    >>> max(map(len, lines)) <= 80, lines[2].split()
-    (True, ['n:', '3', 'd:', '5'])
-    >>> "Wavelet(" in t.as_html()
-    True
-    """
-
-    def __init__(self, pairs: list[tuple[str, str]], title: str) -> None:
-        self.pairs = [(str(k), str(v)) for k, v in pairs]
-        self.title = title
-
-    def _layout(self, width: int) -> tuple[int, int, list[tuple[str, str]], list[tuple[str, str]]]:
-        half = (width - _GAP) // 2
-        keys = [len(k) + 2 for k, _ in self.pairs if len(k) + 2 <= KEY_WIDTH]
-        kw = max(keys, default=KEY_WIDTH)
-        narrow = [(k, v) for k, v in self.pairs if len(k) + 2 <= kw and len(v) <= half - kw]
-        wide = [(k, v) for k, v in self.pairs if (k, v) not in narrow]
-        return half, kw, narrow, wide
-
-    def as_text(self, width: int = WIDTH) -> str:
-        half, kw, narrow, wide = self._layout(width)
-        lines = [line.center(width).rstrip() for line in _wrap(self.title, width)]
-        lines.append("=" * width)
-        rows = (len(narrow) + 1) // 2
-        left, right = narrow[:rows], narrow[rows:]
-        for i in range(rows):
-            k, v = left[i]
-            line = f"{k + ':':<{kw}}{v:<{half - kw}}"
-            if i < len(right):
-                rk, rv = right[i]
-                line += " " * _GAP + f"{rk + ':':<{kw}}{rv}"
-            lines.append(line.rstrip())
-        if narrow and wide:
-            lines.append("-" * width)
-        for k, v in wide:
-            kk = max(kw, len(k) + 2)
-            body = _wrap(v, width - kk)
-            lines.append(f"{k + ':':<{kk}}{body[0]}".rstrip())
-            lines += [" " * kk + b for b in body[1:]]
-        lines.append("=" * width)
-        return "\n".join(lines)
-
-    def as_html(self) -> str:
-        _, _, narrow, wide = self._layout(WIDTH)
-        e = html.escape
-        rows = (len(narrow) + 1) // 2
-        left, right = narrow[:rows], narrow[rows:]
-        out = [f'<table class="fdakpl-summary" style="{_TABLE_CSS}"><caption style="{_CAPTION_CSS}">'
-               f"{e(self.title)}</caption>"]
-        for i in range(rows):
-            cells = [left[i], right[i] if i < len(right) else ("", "")]
-            out.append("<tr>" + "".join(f'<th style="{_TH_CSS}">{e(k) + ":" if k else ""}</th>'
-                                        f'<td style="{_TD_CSS}{_NOWRAP if " " not in v else ""}">{e(v)}</td>'
-                                        for k, v in cells) + "</tr>")
-        for k, v in wide:
-            out.append(f'<tr><th style="{_TH_CSS}">{e(k)}:</th><td colspan="3" style="{_WIDE_TD_CSS}">{e(v)}</td></tr>')
-        out.append("</table>")
-        return "".join(out)
-
-    def to_simple_table(self) -> SimpleTable:
-        """The same pairs as a statsmodels ``SimpleTable`` (for LaTeX and CSV output)."""
-        half = (len(self.pairs) + 1) // 2
-        left, right = self.pairs[:half], self.pairs[half:]
-        rows = [[f"{k}:", v, *((f"{right[i][0]}:", right[i][1]) if i < len(right) else ("", ""))]
-                for i, (k, v) in enumerate(left)]
-        return SimpleTable(rows, title=self.title, txt_fmt=dict(fmt_2cols, data_aligns="l", colwidths=None))
-
-    def as_latex_tabular(self, **kwargs: Any) -> str:
-        return self.to_simple_table().as_latex_tabular(**kwargs)
-
-    def as_csv(self, **kwargs: Any) -> str:
-        return self.to_simple_table().as_csv(**kwargs)
-
-
-_TABLE_CSS = "border-collapse:collapse;margin:0 0 1em 0;width:auto;max-width:100%;table-layout:auto"
-_CAPTION_CSS = "caption-side:top;font-weight:bold;text-align:left;padding:0.2em 0"
-_TH_CSS = "text-align:left;font-weight:normal;padding:0.1em 0.6em 0.1em 0;vertical-align:top"
-_TD_CSS = "text-align:left;padding:0.1em 1.5em 0.1em 0;vertical-align:top"
-_NOWRAP = ";white-space:nowrap"  # a number or a name without spaces stays on one line (9.986e-05)
-_WIDE_TD_CSS = "text-align:left;padding:0.1em 0 0.1em 0;white-space:normal;overflow-wrap:break-word;vertical-align:top"
-
-
-class FunctionalSummary(Summary):
-    """The summary: :class:`KVTable` tables and notes (a statsmodels ``Summary``).
-
-    ``print()`` gives the text (every line at most :data:`WIDTH` characters); ``_repr_html_``
-    (notebooks, the documentation) gives HTML tables that wrap to the page.
-
-    Examples
-    --------
-    >>> s = FunctionalSummary()
-    >>> s.tables.append(kv_table([("n", 3)], "Model")); s.add_extra_txt(["A note " * 20])
-    >>> max(len(line) for line in s.as_text().splitlines()) <= 80, "<table" in s.as_html()
-    (True, True)
-    >>> "tabular" in s._repr_latex_() and "A note" in s.as_csv()  # every format IPython asks for
-    True
-    """
-
-    def as_text(self, width: int = WIDTH) -> str:
-        txt = "\n".join(t.as_text(width) for t in self.tables)
-        if self.extra_txt:
-            notes = ["\n".join(_wrap(par, width)) for par in self.extra_txt.split("\n")]
-            txt += "\n\n" + "\n".join(notes)
-        return txt
-
-    def as_latex(self) -> str:
-        latex = "\n\n".join(t.as_latex_tabular() for t in self.tables)
-        if self.extra_txt:
-            latex += "\n\n" + self.extra_txt.replace("\n", " \\newline\n ")
-        return latex
-
-    def as_csv(self) -> str:
-        csv = "\n\n".join(t.as_csv() for t in self.tables)
-        return csv + ("\n\n" + self.extra_txt if self.extra_txt else "")
-
-    def as_html(self) -> str:
-        parts = [t.as_html() for t in self.tables]
-        if self.extra_txt:
-            parts += [f"<p style=\"margin:0.2em 0\">{html.escape(par)}</p>" for par in self.extra_txt.split("\n")]
-        return '<div class="fdakpl-summary">' + "".join(parts) + "</div>"
-
-
-def kv_table(pairs: list[tuple[str, Any]], title: str) -> KVTable:
-    """Two columns of ``key: value`` pairs, values formatted by :func:`fmt_number`.
-
-    Examples
-    --------
-    >>> print(kv_table([("n", 3), ("d", 5)], "Model").as_text().splitlines()[2].split())
-    ['n:', '3', 'd:', '5']
-    """
-    return KVTable([(k, fmt_number(v)) for k, v in pairs], title)
+__all__ = ["bound_applicability", "bound_applies", "bound_cell", "build_summary", "condition_warnings",
+           "diagnostics_verdict"]
 
 
 def _zero(x: float, scale: float) -> str:
@@ -354,7 +136,7 @@ def diagnostics_verdict(diag: dict[str, Any], res: Any = None) -> str:
     return text + "."
 
 
-def build_summary(res: Any, eta: float = 0.05) -> Summary:
+def build_summary(res: Any, eta: float = 0.05) -> FunctionalSummary:
     """Build the summary of a :class:`~fdakpl.results.FunctionalRegressionResults`."""
     est = res.estimator
     obs = res._obs()

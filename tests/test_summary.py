@@ -8,14 +8,8 @@ import numpy as np
 import pytest
 
 from fdakpl import FunctionalRegression, datasets
-from fdakpl.summary import (
-    WIDTH,
-    KVTable,
-    bound_cell,
-    diagnostics_verdict,
-    fmt_number,
-    round_numbers,
-)
+from fdakpl.summary import bound_cell, diagnostics_verdict
+from fdakpl.tables import WIDTH, KVTable, fmt_number, round_numbers
 
 NUMBER = re.compile(r"(?<![\w.^])[-+]?(\d+\.\d+|\d+)(?:e[-+]?\d+)?(?![\w.(])")
 
