@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 
 import numpy as np
 
@@ -68,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from . import datasets
     from .plotting import plot_predictions
     from .regression import FunctionalRegression
+    from .tables import WIDTH
 
     ds = datasets.dti_first_visits()
     rng = np.random.default_rng(args.seed)
@@ -80,17 +82,21 @@ def main(argv: list[str] | None = None) -> int:
     errs = holdout_errors(test["rcst"].values, pred.values)
     inside = (test["rcst"].values >= lower.values) & (test["rcst"].values <= upper.values)
     observed = ~np.isnan(test["rcst"].values)
-    print()
-    print(f"Held-out test set: {test.sizes['sample']} curves (seed {args.seed})")
-    print(f"  test MSE          : {errs['mean_of_means']:.5f} (mean over curves of mean over observed points)")
-    print(f"  test MSE (sums)   : {errs['mean_of_sums']:.4f} (mean over curves of sum over observed points; "
-          "the scale of the paper's Table 1)")
-    print(f"  90% conformal band: covers {100 * inside[observed].mean():.1f}% of observed test points")
     fig = plot_predictions(test["rcst"], pred, band=(lower, upper),
                            title="DTI: observed (points), KPL prediction (line), 90% conformal band")
     fig.savefig(args.figure, dpi=150)
-    print(f"  figure            : {args.figure}")
-    print(f"  data              : {datasets.DTI_ACKNOWLEDGMENT}")
+    print()
+    print(f"Held-out test set: {test.sizes['sample']} curves (seed {args.seed})")
+    for label, text in [
+        ("test MSE", f"{errs['mean_of_means']:.5f} (mean over curves of mean over observed points)"),
+        ("test MSE (sums)", f"{errs['mean_of_sums']:.4f} (mean over curves of sum over observed points; the scale "
+                            "of the paper's Table 1)"),
+        ("90% conformal band", f"covers {100 * inside[observed].mean():.1f}% of observed test points"),
+        ("figure", str(args.figure)),
+        ("data", datasets.DTI_ACKNOWLEDGMENT),
+    ]:
+        print(textwrap.fill(text, WIDTH, initial_indent=f"  {label:<18}: ", subsequent_indent=" " * 22,
+                            break_long_words=False, break_on_hyphens=False))
     return 0
 
 

@@ -1,5 +1,6 @@
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -9,8 +10,12 @@ from fdakpl.__main__ import holdout_errors, main
 
 def test_main_job_runs_end_to_end(tmp_path, capsys):
     fig = tmp_path / "dti.png"
-    assert main(["--figure", str(fig), "--seed", "3"]) == 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["--figure", str(fig), "--seed", "3"]) == 0
+    assert not caught, [str(w.message) for w in caught]  # interpolation is noted in the summary, not warned
     out = capsys.readouterr().out
+    assert all(len(line) <= 80 for line in out.splitlines() if str(tmp_path) not in line)
     assert "test MSE" in out and "Kennedy-Krieger" in out
     assert "Excess-risk diagnostics" in out and "rcst ~ cca" in out and "conformal band" in out
     assert fig.stat().st_size > 20_000  # a real PNG figure
