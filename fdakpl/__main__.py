@@ -67,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
 
     matplotlib.use("Agg")
     from . import datasets
-    from .plotting import plot_predictions
     from .regression import FunctionalRegression
-    from .tables import WIDTH
+    from .results.plotting import plot_predictions
+    from .results.tables import WIDTH
 
     ds = datasets.dti_first_visits()
     rng = np.random.default_rng(args.seed)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from fdakpl import FunctionalRegression, datasets
-from fdakpl.summary import bound_cell, diagnostics_verdict
-from fdakpl.tables import WIDTH, KVTable, fmt_number, round_numbers
+from fdakpl.results.summary import bound_cell, diagnostics_verdict
+from fdakpl.results.tables import WIDTH, KVTable, fmt_number, round_numbers
 
 NUMBER = re.compile(r"(?<![\w.^])[-+]?(\d+\.\d+|\d+)(?:e[-+]?\d+)?(?![\w.(])")
 

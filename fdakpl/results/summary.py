@@ -1,7 +1,7 @@
 """FDA-style summary of a fitted functional regression: what the tables and notes say.
 
 The layout and the number formatting (one width of 80 characters, 4 significant digits, ``0``
-for numerical zeros, nothing cut, HTML tables) are :mod:`fdakpl.tables`'s. Here: the rows, the
+for numerical zeros, nothing cut, HTML tables) are :mod:`fdakpl.results.tables`'s. Here: the rows, the
 notes, ``inf`` explained (``inf (singular)``), and the excess-risk bound rendered as the
 diagnostics decide -- its value, or ``not applicable`` with the reason -- with one line saying
 what the diagnostics mean for the fit.
@@ -145,7 +145,7 @@ def build_summary(res: Any, eta: float = 0.05) -> FunctionalSummary:
     diag = res.diagnostics(eta)
     dic = est.dictionary_
     kern = round_numbers(", ".join(f"{t}: {k!r}" for t, k in res.kernels.items()))
-    from .kernels import make_output_matrix
+    from ..kernels import make_output_matrix
 
     B = est.output_matrix
     b_desc = round_numbers(repr(make_output_matrix(B))) if not isinstance(B, np.ndarray) else f"matrix {B.shape}"
