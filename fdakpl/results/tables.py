@@ -198,17 +198,21 @@ class FunctionalSummary(Summary):
     (True, True)
     >>> "tabular" in s._repr_latex_() and "A note" in s.as_csv()  # every format IPython asks for
     True
+    >>> from statsmodels.iolib.table import SimpleTable
+    >>> s.tables.append(SimpleTable([["x", "1"]], title="Other"))  # statsmodels tables mix in
+    >>> "Other" in s.as_text() and "Other" in s.as_html()
+    True
     """
 
     def as_text(self, width: int = WIDTH) -> str:
-        txt = "\n".join(t.as_text(width) for t in self.tables)
+        txt = "\n".join(t.as_text(width) if isinstance(t, KVTable) else t.as_text() for t in self.tables)
         if self.extra_txt:
             notes = ["\n".join(_wrap(par, width)) for par in self.extra_txt.split("\n")]
             txt += "\n\n" + "\n".join(notes)
         return txt
 
     def as_latex(self) -> str:
-        latex = "\n\n".join(t.as_latex_tabular() for t in self.tables)
+        latex = "\n\n".join(t.as_latex_tabular() for t in self.tables)  # KVTable and SimpleTable alike
         if self.extra_txt:
             latex += "\n\n" + self.extra_txt.replace("\n", " \\newline\n ")
         return latex
