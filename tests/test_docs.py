@@ -370,6 +370,7 @@ def test_math_problems_detects_raw_tex() -> None:
 
 def test_mathjax_is_served_by_a_small_site(tmp_path: Path) -> None:
     """The docs' MathJax extension on a one-page site: formulas render offline in headless Chromium."""
+    pytest.importorskip("myst_parser", reason="the documentation's packages: pip install -e '.[docs]'")
     chromium()
     src = tmp_path / "src"
     src.mkdir()
