@@ -36,9 +36,9 @@ import numpy as np
 import pandas as pd
 
 from fdakpl import Fourier, Gaussian, KPLRegressor
+from fdakpl.data.functional import Observations
 from fdakpl.diagnostics import excess_risk_bound, lambda_star
 from fdakpl.estimators.kpl import integration_weights
-from fdakpl.data.functional import Observations
 from fdakpl.selection import ridge_path
 from fdakpl.solvers.closed_form import ridge_coef
 
