@@ -81,21 +81,23 @@ def test_one_line_verdict(text):
 
 
 def test_bound_not_applicable_reads_as_such(res, monkeypatch):
+    from fdakpl.applicability import Applicability
+
     diag = dict(res.diagnostics())
-    diag.update(bound_applicable=False, bound_reason="the atoms are linearly dependent (c_phi = 0)")
+    diag["applicability"] = Applicability(None, "not applicable", ["the loss is logcosh(5): the propositions "
+                                                                   "are proved for the square loss"])
     monkeypatch.setattr(type(res), "diagnostics", lambda self, eta=0.05: diag)
     out = str(res.summary())
     flat = " ".join(out.split())
-    assert "Bound on excess risk: not applicable: the atoms are linearly dependent (c_phi = 0)" in flat
-    assert "term B2" not in out and "holds with probability" not in out
-    assert "In short: the paper's excess-risk bound does not cover this fit (the atoms are" in flat
+    assert "Bound at lambda*: not applicable: the loss is logcosh(5): the propositions are proved" in flat
+    assert "term B2" not in out and "Bound at fitted lambda" not in out
+    assert "In short: the paper's excess-risk bound does not cover this fit (the loss is logcosh(5)" in flat
+    assert max(map(len, out.splitlines())) <= WIDTH  # the long reason wraps
     assert bound_cell({"bound": None}) == "not applicable: it could not be evaluated for this fit"
-
-    class App:  # the shape of issue 18's applicability verdict
-        status, reasons = "not applicable", ["the loss is logcosh(5)"]
-
-    assert bound_cell({"applicability": App(), "bound": object()}) == "not applicable: the loss is logcosh(5)"
-    assert "(the loss is logcosh(5))" in diagnostics_verdict({"applicability": App()})
+    assert bound_cell({"bound_applicable": False, "bound_reason": "why"}) == "not applicable: why"
+    applies = {"applicability": Applicability("5.1", "applies"), "bound": None}
+    assert bound_cell(applies) == "not available"
+    assert "(the loss is logcosh(5)" in diagnostics_verdict(diag)
 
 
 def test_every_format_ipython_asks_for(res):

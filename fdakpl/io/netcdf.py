@@ -104,7 +104,8 @@ def _registry() -> dict[str, type]:
         except ImportError:  # pragma: no cover - optional module missing
             continue
         for obj in vars(mod).values():
-            if isinstance(obj, type) and obj.__module__ == mod.__name__:
+            inside = obj.__module__ == mod.__name__ or obj.__module__.startswith(mod.__name__ + ".")
+            if isinstance(obj, type) and inside:
                 name = _stable_name(obj)
                 if name not in _DENY:
                     reg[name] = obj

@@ -16,7 +16,7 @@ import numpy as np
 from .tables import FunctionalSummary, fmt_number, kv_table, round_numbers
 
 __all__ = ["bound_applicability", "bound_applies", "bound_cell", "build_summary", "condition_warnings",
-           "diagnostics_verdict"]
+           "diagnostics_notes", "diagnostics_verdict"]
 
 
 def _zero(x: float, scale: float) -> str:
@@ -97,9 +97,9 @@ def bound_cell(diag: dict[str, Any]) -> str:
     """
     applies, reason = bound_applicability(diag)
     bound = diag.get("bound")
-    if not applies or bound is None:
+    if not applies:
         return "not applicable" + (f": {reason}" if reason else "")
-    return fmt_number(bound.bound)
+    return "not available" if bound is None else fmt_number(bound.bound)
 
 
 def diagnostics_verdict(diag: dict[str, Any], res: Any = None) -> str:
@@ -123,8 +123,8 @@ def diagnostics_verdict(diag: dict[str, Any], res: Any = None) -> str:
             text += f", {bound.bound / err:.2g} times the training MSE ({fmt_number(err)})"
         text += ": use it to compare numbers of curves, points and atoms, not as this fit's error"
         app = diag.get("applicability")
-        if getattr(app, "status", None) == "indicative" and reason:
-            text += f" (indicative only: {reason})"
+        if getattr(app, "status", None) == "indicative":
+            text += " (indicative only: the sampling is not the proposition's, see below)"
     if res is not None:
         cond = res.condition_numbers
         if np.isfinite(cond["kernel"]) and cond["kernel"] > ILL_CONDITIONED:
@@ -134,6 +134,46 @@ def diagnostics_verdict(diag: dict[str, Any], res: Any = None) -> str:
         text += (f"; the dictionary misses up to {100 * min(rep, 1.0):.2g}% of a curve (representation error), "
                  "which no kernel or lambda recovers")
     return text + "."
+
+
+def diagnostics_notes(diag: dict[str, Any]) -> list[str]:
+    """The notes under the excess-risk diagnostics: which bound applies, why, and what the number means.
+
+    Examples
+    --------
+    >>> from fdakpl.applicability import Applicability
+    >>> diagnostics_notes({"applicability": Applicability(None, "not applicable", ["the loss is huber"]),
+    ...                    "bound": None, "domain_length": 1.0})[0]
+    'Excess-risk bound: not applicable (the loss is huber).'
+    """
+    app, bound = diag["applicability"], diag["bound"]
+    if app.status == "not applicable":
+        return [f"Excess-risk bound: not applicable ({'; '.join(app.reasons)})."]
+    if bound is None:
+        return ["Excess-risk bound: not available (R could not be estimated)."]
+    out = []
+    if app.status == "indicative":
+        out.append(f"Excess-risk bound: Proposition {app.proposition}, indicative only: {'; '.join(app.reasons)}.")
+    else:
+        out.append(f"Excess-risk bound: Proposition {app.proposition} applies to this fit.")
+    out.append("The bound is the supplement's intermediate inequality at lambda* (it corrects the printed "
+               "closed form of Prop. 5.2, see the guide). It holds with probability 1 - eta for the true "
+               "constants; L and R are plug-in estimates (R at the fitted lambda, not at lambda*), so the "
+               "number is an estimate of the bound, for comparing n, m and d, not an error estimate.")
+    if diag.get("sqrt_n_rate") is not None:
+        out.append("m >= sqrt(n) is not a condition for the bound: it is where the bound keeps the n^-1/2 rate "
+                   "of fully observed curves.")
+    if diag["domain_length"] != 1.0:
+        out.append(f"The response domain has length {diag['domain_length']:.4g}, not 1: the bound is stated on "
+                   "the domain mapped onto [0, 1] (L and M(d) times sqrt(length)) and divided by the length, "
+                   "i.e. for the excess risk per unit length.")
+    if diag.get("kappa_how", "").startswith("the largest"):
+        out.append("kappa is the largest k(x_i, x_i) over the training inputs (the kernel's diagonal varies), "
+                   "a plug-in like L.")
+    for check in app.checks:
+        if check.startswith(("redundant dictionary", "atoms not of unit norm")):
+            out.append(check[0].upper() + check[1:] + ".")
+    return out
 
 
 def build_summary(res: Any, eta: float = 0.05) -> FunctionalSummary:
@@ -188,7 +228,7 @@ def build_summary(res: Any, eta: float = 0.05) -> FunctionalSummary:
         fit_rows.append(("Fit time (s)", res.fit_seconds))
     fit_rows += [("Repr. error median", _zero(diag["representation_error_median"], 1.0)),  # relative errors
                  ("Repr. error max", _zero(diag["representation_error_max"], 1.0))]
-    bound = diag["bound"]
+    bound, app = diag["bound"], diag["applicability"]
     diag_rows = [
         ("Riesz c_phi", _zero(diag["c_phi"], diag["C_phi"])),
         ("Riesz C_phi", diag["C_phi"]),
@@ -198,35 +238,31 @@ def build_summary(res: Any, eta: float = 0.05) -> FunctionalSummary:
         ("cond(K + n lambda I)", _cond(res.condition_numbers["kernel"])),
         ("kappa", diag["kappa"]),
         ("M(d)", diag["M"]),
-        ("L = max|y|", diag["L"]),
+        ("L = max|y| (plug-in)", diag["L"]),
         ("R = ||h||_H (plug-in)", diag["R"]),
         ("m per curve min/mean", f"{diag['m_min']} / {diag['m_mean']:.4g}"),
         (f"lambda* (eta={eta})", diag["lambda_star"]),
         ("lambda / lambda*", diag["lambda_over_lambda_star"]),
-        ("Proposition", None if bound is None else bound.proposition),
-        ("Bound on excess risk", bound_cell(diag)),
+        ("Proposition", app.label),
+        ("Bound at lambda*", bound_cell(diag)),
     ]
     if bound is not None and bound_applies(diag):
         for k, v in bound.terms.items():
-            if k not in {"B0", "B1", "B2", "B3", "B4", "C(d)"}:
-                diag_rows.append((f"  term {k}", _zero(v, bound.bound)))
-        if bound.consistent_regime is not None:
-            diag_rows.append(("m >= sqrt(n) (consistency)", bound.consistent_regime))
+            diag_rows.append((f"  term {k}", _zero(v, bound.bound)))
+        at = diag["bound_at_lambda"]
+        diag_rows.append(("Bound at fitted lambda", at.bound if at is not None else "none: lambda < lambda*"))
+        if bound.sqrt_n_rate is not None:
+            diag_rows.append(("m >= sqrt(n) (n^-1/2 rate)", bound.sqrt_n_rate))
     smry = FunctionalSummary()
     smry.tables.append(kv_table(model_rows, "Functional regression (kernel-based projection learning)"))
     smry.tables.append(kv_table(fit_rows, "Fit"))
     smry.tables.append(kv_table(diag_rows, "Excess-risk diagnostics (Bouche et al. 2021, section 5)"))
     extra = [diagnostics_verdict(diag, res),
              f"Kernels: {kern} (combined by {res.model.combine}).", f"Solver: {res.solver_reason}."]
-    if diag["domain_length"] != 1.0:
-        extra.append(f"The response domain has length {diag['domain_length']:.3g}; the paper's bounds assume 1.")
-    if bound is not None and bound_applies(diag) and np.isfinite(diag["lambda_star"]):
-        extra.append("The bound holds with probability 1 - eta at lambda = lambda*; it is conservative and "
-                     "meant for comparisons across n, m and d, not as an error estimate.")
-    if not diag["riesz"]:
-        extra.append("cond(Gram) = inf: the Gram matrix is singular (redundant dictionary: some atoms are linear "
-                     "combinations of others), so the family is not a Riesz basis (c_phi = 0); the ridge "
-                     "solution is still unique.")
+    extra += diagnostics_notes(diag)
+    if not np.isfinite(diag["gram_condition"]):
+        extra.append("cond(Gram) = inf: the Gram matrix is singular (some atoms are linear combinations of others: "
+                     "a redundant dictionary, c_phi = 0); the ridge solution is still unique.")
     extra += condition_warnings(res.condition_numbers, diag["riesz"])
     if res.lam_on_edge:
         extra.append("The chosen lambda lies on the edge of its grid: extend lam_grid.")
