@@ -66,12 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from . import datasets
+    from .datasets import DTI_ACKNOWLEDGMENT, dti_first_visits
     from .regression import FunctionalRegression
     from .results.plotting import plot_predictions
     from .results.tables import WIDTH
 
-    ds = datasets.dti_first_visits()
+    ds = dti_first_visits()
     rng = np.random.default_rng(args.seed)
     perm = rng.permutation(ds.sizes["sample"])
     train, test = ds.isel(sample=np.sort(perm[:70])), ds.isel(sample=np.sort(perm[70:]))
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                             "of the paper's Table 1)"),
         ("90% conformal band", f"covers {100 * inside[observed].mean():.1f}% of observed test points"),
         ("figure", str(args.figure)),
-        ("data", datasets.DTI_ACKNOWLEDGMENT),
+        ("data", DTI_ACKNOWLEDGMENT),
     ]:
         print(textwrap.fill(text, WIDTH, initial_indent=f"  {label:<18}: ", subsequent_indent=" " * 22,
                             break_long_words=False, break_on_hyphens=False))
