@@ -31,12 +31,13 @@ def text(res):
     return str(res.summary())
 
 
-def test_one_width_for_all_tables_and_notes(text):
+def test_one_width_for_all_tables_and_notes(text, res):
     lines = text.splitlines()
     assert max(map(len, lines)) <= WIDTH
     rules = [line for line in lines if set(line) <= {"=", "-"} and line]
     assert rules and {len(r) for r in rules} == {WIDTH}  # every table has the same width
-    assert sum(set(r) == {"="} for r in rules) == 6  # three tables, each opened and closed
+    n_tables = len(res.summary().tables)  # model, fit, diagnostics, and term importance (a statsmodels table)
+    assert n_tables == 4 and sum(set(r) == {"="} for r in rules) == 2 * n_tables  # each opened and closed
 
 
 def test_four_significant_digits(text, res):
@@ -111,7 +112,7 @@ def test_every_format_ipython_asks_for(res):
 
 def test_html_tables(res):
     page = res._repr_html_()
-    assert page.count("<table") == 3 and "Wavelet(wavelet=&#x27;db3&#x27;, level=4" in page
+    assert page.count("<table") == len(res.summary().tables) == 4 and "Wavelet(wavelet=&#x27;db3&#x27;, level=4" in page
     assert "<pre" not in page and "white-space:nowrap;overflow" not in page
     assert re.search(r"<td[^>]*>0</td>", page)  # the same number formatting as the text
 

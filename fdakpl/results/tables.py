@@ -25,8 +25,8 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 from statsmodels.iolib.tableformatting import fmt_2cols
 
-__all__ = ["KEY_WIDTH", "WIDTH", "ZERO_RTOL", "FunctionalSummary", "KVTable", "fmt_number", "kv_table",
-           "round_numbers"]
+__all__ = ["KEY_WIDTH", "WIDTH", "ZERO_RTOL", "ColumnTable", "FunctionalSummary", "KVTable", "fmt_number",
+           "kv_table", "round_numbers"]
 
 #: width of every table and of the text under them, in characters
 WIDTH = 80
@@ -176,6 +176,80 @@ class KVTable:
         return self.to_simple_table().as_csv(**kwargs)
 
 
+class ColumnTable:
+    """A table with a header row and columns (first column left-aligned, the others right-aligned), :data:`WIDTH` wide.
+
+    :class:`FunctionalSummary` renders any statsmodels ``SimpleTable`` appended to it as one of
+    these, so that every table of the summary has the same width.
+
+    Examples
+    --------
+    >>> t = ColumnTable(["term", "p-value"], [["cca", "0.01"], ["C(sex)", "0.3"]], "Term importance")
+    >>> lines = t.as_text().splitlines()
+    >>> {len(line) for line in lines if set(line) == {"="}}, lines[2].split()
+    ({80}, ['term', 'p-value'])
+    """
+
+    def __init__(self, headers: list[str], rows: list[list[str]], title: str = "") -> None:
+        self.headers = [str(h) for h in headers]
+        self.rows = [[str(c) for c in row] for row in rows]
+        self.title = title
+
+    @classmethod
+    def from_simple_table(cls, table: SimpleTable) -> ColumnTable:
+        """The cells of a statsmodels ``SimpleTable`` (its header rows, if any, give the headers)."""
+        cells = [[str(c.data) for c in row] for row in table]
+        kinds = [getattr(row, "datatype", None) for row in table]
+        headers = cells[kinds.index("header")] if "header" in kinds else [""] * (len(cells[0]) if cells else 0)
+        rows = [c for c, k in zip(cells, kinds, strict=True) if k != "header"]
+        return cls(headers, rows, str(getattr(table, "title", "") or ""))
+
+    def _widths(self, width: int) -> list[int]:
+        cols = list(zip(self.headers, *self.rows, strict=True)) if self.headers else []
+        natural = [max(len(c) for c in col) for col in cols]
+        if not natural:
+            return []
+        rest = len(natural) - 1
+        spare = width - natural[0] - _GAP * rest
+        if rest and spare >= sum(natural[1:]):  # the other columns share the rest of the width
+            each = spare // rest
+            return [natural[0] + spare - each * rest] + [each] * rest
+        return natural
+
+    def as_text(self, width: int = WIDTH) -> str:
+        widths = self._widths(width)
+        lines = [line.center(width).rstrip() for line in _wrap(self.title, width)] if self.title else []
+        lines.append("=" * width)
+
+        def fmt(cells: list[str]) -> str:
+            out = [f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+            return (" " * _GAP).join(out).rstrip()
+
+        if any(self.headers):
+            lines += [fmt(self.headers), "-" * width]
+        lines += [fmt(row) for row in self.rows]
+        lines.append("=" * width)
+        return "\n".join(lines)
+
+    def as_html(self) -> str:
+        e = html.escape
+        out = [f'<table class="fdakpl-summary" style="{_TABLE_CSS}"><caption style="{_CAPTION_CSS}">'
+               f"{e(self.title)}</caption>"]
+        if any(self.headers):
+            out.append("<tr>" + "".join(f'<th style="{_TH_CSS}">{e(h)}</th>' for h in self.headers) + "</tr>")
+        for row in self.rows:
+            out.append("<tr>" + "".join(f'<td style="{_TD_CSS}{_NOWRAP if " " not in c else ""}">{e(c)}</td>'
+                                        for c in row) + "</tr>")
+        out.append("</table>")
+        return "".join(out)
+
+    def as_latex_tabular(self, **kwargs: Any) -> str:
+        return SimpleTable(self.rows, headers=self.headers, title=self.title).as_latex_tabular(**kwargs)
+
+    def as_csv(self, **kwargs: Any) -> str:
+        return SimpleTable(self.rows, headers=self.headers, title=self.title).as_csv(**kwargs)
+
+
 _TABLE_CSS = "border-collapse:collapse;margin:0 0 1em 0;width:auto;max-width:100%;table-layout:auto"
 _CAPTION_CSS = "caption-side:top;font-weight:bold;text-align:left;padding:0.2em 0"
 _TH_CSS = "text-align:left;font-weight:normal;padding:0.1em 0.6em 0.1em 0;vertical-align:top"
@@ -199,30 +273,34 @@ class FunctionalSummary(Summary):
     >>> "tabular" in s._repr_latex_() and "A note" in s.as_csv()  # every format IPython asks for
     True
     >>> from statsmodels.iolib.table import SimpleTable
-    >>> s.tables.append(SimpleTable([["x", "1"]], title="Other"))  # statsmodels tables mix in
-    >>> "Other" in s.as_text() and "Other" in s.as_html()
-    True
+    >>> s.tables.append(SimpleTable([["x", "1"]], headers=["k", "v"], title="Other"))  # shown at the same width
+    >>> {len(line) for line in s.as_text().splitlines() if set(line) == {"="}}, "Other" in s.as_html()
+    ({80}, True)
     """
 
+    def _own(self) -> list[KVTable | ColumnTable]:
+        """The tables, a statsmodels ``SimpleTable`` (another part of fdakpl may append one) as a ColumnTable."""
+        return [ColumnTable.from_simple_table(t) if isinstance(t, SimpleTable) else t for t in self.tables]
+
     def as_text(self, width: int = WIDTH) -> str:
-        txt = "\n".join(t.as_text(width) if isinstance(t, KVTable) else t.as_text() for t in self.tables)
+        txt = "\n".join(t.as_text(width) for t in self._own())
         if self.extra_txt:
             notes = ["\n".join(_wrap(par, width)) for par in self.extra_txt.split("\n")]
             txt += "\n\n" + "\n".join(notes)
         return txt
 
     def as_latex(self) -> str:
-        latex = "\n\n".join(t.as_latex_tabular() for t in self.tables)  # KVTable and SimpleTable alike
+        latex = "\n\n".join(t.as_latex_tabular() for t in self._own())
         if self.extra_txt:
             latex += "\n\n" + self.extra_txt.replace("\n", " \\newline\n ")
         return latex
 
     def as_csv(self) -> str:
-        csv = "\n\n".join(t.as_csv() for t in self.tables)
+        csv = "\n\n".join(t.as_csv() for t in self._own())
         return csv + ("\n\n" + self.extra_txt if self.extra_txt else "")
 
     def as_html(self) -> str:
-        parts = [t.as_html() for t in self.tables]
+        parts = [t.as_html() for t in self._own()]
         if self.extra_txt:
             parts += [f"<p style=\"margin:0.2em 0\">{html.escape(par)}</p>" for par in self.extra_txt.split("\n")]
         return '<div class="fdakpl-summary">' + "".join(parts) + "</div>"
