@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from itertools import product
 from typing import Any
@@ -15,6 +14,7 @@ from .dictionaries import Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
 from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
+from .notices import InterpolationWarning, distinct, said_once
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, lambda_criteria
 
 __all__ = ["FunctionalRegression"]
@@ -56,7 +56,7 @@ class FunctionalRegression:
     center : bool
         Centre responses with the training mean function.
     interpolate_inputs : bool
-        Fill NaN in input curves by linear interpolation (with a warning).
+        Fill NaN in input curves by linear interpolation (recorded once in ``res.notes``, no warning).
     cv : int
         Folds for ``lam="cv"``.
     param_grid : mapping, optional
@@ -242,8 +242,9 @@ class FunctionalRegression:
         grid = np.asarray(self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
         criteria = None
         cv_result = None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        # warnings are said once, at the user's line; filled input values (the user asked for it) only
+        # go into the notes, which the summary shows
+        with said_once(quiet=(InterpolationWarning,)) as caught:
             if isinstance(lam_spec, str):
                 how = lam_spec.lower()
                 if how not in {"gcv", "loo", "cv"}:
@@ -297,10 +298,7 @@ class FunctionalRegression:
                     est.fit(X, Y)
             if how == "cv":
                 est.fit(X, Y)
-        for w in caught:  # every warning goes into the summary's notes; unexpected ones are re-raised too
-            notes.append(str(w.message))
-            if "missing input values by linear interpolation" not in str(w.message):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        notes += [str(w.message) for w in distinct(caught)]
         lam_how = {"gcv": "GCV", "loo": "leave-one-curve-out", "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(
             model=self, estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam_value,
