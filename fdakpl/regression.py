@@ -11,15 +11,36 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .dictionaries import Dictionary, make_dictionary
+from .dictionaries import BSpline, Dictionary, make_dictionary
 from .estimator import KPLRegressor, integration_weights
 from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, parse_formula
 from .functional import validate_functional
 from .kernels import Gaussian, Kernel, ScaleDecay
+from .losses import make_loss
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
 
-__all__ = ["FunctionalRegression"]
+__all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
+#: responses observed at fewer points per curve (median) than this are "sparse" (the default dictionary's size)
+SPARSE_POINTS = 21
+#: atoms of the default dictionary for sparse responses (a cubic B-spline basis; benchmarks/sparse_responses.py)
+SPARSE_ATOMS = 8
+
+
+def is_sparse(counts: np.ndarray) -> bool:
+    """Whether responses observed ``counts`` points per curve are sparse (median below ``SPARSE_POINTS``).
+
+    With fewer points per curve than atoms, the plug-in inner products of a
+    curve with the atoms are too noisy; the front end then fits the exact
+    partial ridge on a small B-spline dictionary
+    (``benchmarks/sparse_responses.py``).
+
+    Examples
+    --------
+    >>> is_sparse(np.array([3, 5, 8])), is_sparse(np.array([55, 50, 55]))
+    (True, False)
+    """
+    return bool(np.median(np.asarray(counts)) < SPARSE_POINTS)
 
 
 class FunctionalRegression:
@@ -156,13 +177,17 @@ class FunctionalRegression:
             base.update(self.kernels)
         return base
 
-    def _routing(self, fully_observed: bool) -> tuple[str, str]:
-        loss_name = self.loss if isinstance(self.loss, str) else type(self.loss).__name__.lower()
-        square = loss_name in {"square", "squared", "l2"}
+    def _routing(self, fully_observed: bool, sparse: bool = False) -> tuple[str, str]:
+        loss = make_loss(self.loss)
+        loss_name = loss.name if isinstance(self.loss, str) else type(self.loss).__name__.lower()
+        square = loss.is_square
         solver = self.solver
         if solver == "auto":
             if square and fully_observed:
                 return "eig", "square loss, fully observed responses: closed-form ridge (Prop. 4.2)"
+            if square and sparse:
+                return "exact_partial", ("square loss, sparse responses (median points per curve below "
+                                         f"{SPARSE_POINTS}): exact partial ridge (ridge-iter-KPL, section 4.3)")
             if square:
                 return "eig", "square loss, partially observed responses: plug-in ridge estimator (Def. 4.1)"
             return "iterative", f"{loss_name} loss: iterative solver (L-BFGS-B, section 4.3)"
@@ -178,12 +203,13 @@ class FunctionalRegression:
             raise ValueError(f"solver={solver!r} solves the square loss only; use solver='iterative' for {loss_name}")
         return solver, reasons[solver]
 
-    def _estimator(self, kernel: Kernel, solver: str, lam: Any) -> KPLRegressor:
-        est = KPLRegressor(dictionary=self._dictionary(), kernel=kernel, output_matrix=self.output_matrix, lam=lam,
-                           center=self.center, solver="eig", interpolate_inputs=self.interpolate_inputs,
-                           domain=self.domain)
+    def _estimator(self, kernel: Kernel, solver: str, lam: Any, loss: Any = None,
+                   dictionary: Any = None) -> KPLRegressor:
+        est = KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
+                           output_matrix=self.output_matrix, lam=lam, center=self.center, solver="eig",
+                           interpolate_inputs=self.interpolate_inputs, domain=self.domain)
         params = est.get_params(deep=False)
-        extra: dict[str, Any] = {"loss": self.loss, "solver": solver}
+        extra: dict[str, Any] = {"loss": self.loss if loss is None else loss, "solver": solver}
         if self.approx is not None:
             extra["approx"] = self.approx
         return est.set_params(**{k: v for k, v in extra.items() if k in params})
@@ -235,8 +261,14 @@ class FunctionalRegression:
         ds = self.data
         Y = validate_functional(ds[self.parsed.response], self.parsed.response)
         X = self.parsed.inputs(ds)
-        fully = not bool(np.isnan(Y.values).any())
-        solver, reason = self._routing(fully)
+        observed = ~np.isnan(Y.values)
+        fully = bool(observed.all())
+        sparse = is_sparse(observed.sum(axis=1))
+        solver, reason = self._routing(fully, sparse)
+        dictionary = self._dictionary()
+        if sparse and isinstance(dictionary, str) and dictionary == "auto":
+            dictionary = BSpline(SPARSE_ATOMS)
+            reason = f"{reason}; sparse responses: default dictionary BSpline({SPARSE_ATOMS})"
         kernels = self._term_kernels()
         kernel = combine_kernels(kernels, self.parsed.terms, self.combine)
         lam_spec = self.lam
@@ -262,14 +294,14 @@ class FunctionalRegression:
                     raise ValueError(f"lam={lam_spec!r} is not available with approx=: the approximate (primal) "
                                      "solver chooses lambda by GCV from its sufficient statistics; use lam='gcv', "
                                      "a number or a grid")
-                est = self._estimator(kernel, solver, grid if how == "gcv" else lam_value)
+                est = self._estimator(kernel, solver, grid if how == "gcv" else lam_value, dictionary=dictionary)
                 est.fit(X, Y)
                 fitted_approx = est.approx_
                 lam_value = float(fitted_approx.lam_)
                 edge = how == "gcv" and check_edge(grid, int(np.argmin(fitted_approx.gcv_)), "gcv", stacklevel=4)
                 reason = f"{reason}; input kernel approximated: {fitted_approx.approx_description_}"
             elif how == "cv":
-                est0 = self._estimator(kernel, solver, float(grid[0]))
+                est0 = self._estimator(kernel, solver, float(grid[0]), dictionary=dictionary)
                 pg = self._cv_param_grid(kernels)
                 cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,
                                        random_state=self.random_state, n_jobs=self.n_jobs,
@@ -279,14 +311,19 @@ class FunctionalRegression:
                 est = est0.set_params(**best, lam=lam_value)
                 edge = check_edge(grid, cv_result["best_index"][1], "cv", stacklevel=4)
             else:
-                est = self._estimator(kernel, solver, float(grid[0]) if how != "fixed" else lam_value)
+                est = self._estimator(kernel, solver, float(grid[0]) if how != "fixed" else lam_value,
+                                      dictionary=dictionary)
                 if how in {"gcv", "loo"}:
-                    proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]))
+                    # the stand-in is the square-loss closed form (the closed forms solve no other loss)
+                    proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]), loss="square",
+                                                                        dictionary=dictionary)
                     proxy.fit(X, Y)
                     criteria = _criteria(proxy, Y, grid, loo=how == "loo")
                     idx, lam_value = criteria.best(how)
                     edge = check_edge(grid, idx, how, stacklevel=4)
                     if solver != "eig":
+                        # a loss curving like c a^2 near 0 matches the square loss's fit at lambda * c
+                        lam_value *= _curvature_ratio(self.loss)
                         notes.append(f"lambda chosen by {how.upper()} of the closed-form ridge, a proxy for "
                                      f"solver={solver!r}; use lam='cv' for a direct choice")
                     if solver == "eig":
@@ -308,6 +345,18 @@ class FunctionalRegression:
             lam_how=lam_how, lam_grid=grid if how != "fixed" else None, criteria=criteria, cv_result=cv_result,
             lam_on_edge=bool(edge), notes=notes, fit_seconds=time.perf_counter() - t0,
         )
+
+
+def _curvature_ratio(loss: Any) -> float:
+    """``l''(0) / 2`` of a ground loss: its quadratic part relative to the square loss ``a**2`` (1 for the square).
+
+    Examples
+    --------
+    >>> _curvature_ratio("square"), _curvature_ratio("logcosh(3)"), _curvature_ratio("huber")
+    (1.0, 1.5, 0.5)
+    """
+    zero = np.zeros(1)
+    return float(make_loss(loss).second_derivative(zero, zero)[0]) / 2.0
 
 
 def _set_lambda(est: KPLRegressor, lam: float) -> None:

@@ -109,9 +109,9 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
     r2p = res.r2_pointwise.values
     fit_rows = [
         ("Integrated R2", res.r2),
-        ("Pointwise R2 min", np.nanmin(r2p)),
-        ("Pointwise R2 median", np.nanmedian(r2p)),
-        ("Pointwise R2 max", np.nanmax(r2p)),
+        ("Pointwise R2 min", np.nanmin(r2p) if np.isfinite(r2p).any() else np.nan),  # sparse: no location
+        ("Pointwise R2 median", np.nanmedian(r2p) if np.isfinite(r2p).any() else np.nan),  # seen twice
+        ("Pointwise R2 max", np.nanmax(r2p) if np.isfinite(r2p).any() else np.nan),
         ("Training MSE", res.train_mse),
         ("Effective dof", res.edf),
     ]
