@@ -15,7 +15,7 @@ Two settings, each response curve observed at 3-8 random locations:
 
 Models (every one through ``FunctionalRegression(...).fit()``; lambda by the front end's criterion):
 the training mean; the defaults; plug-in (``solver="eig"``) and exact partial (``solver="exact_partial"``)
-ridge with Fourier(10) (the former default, 21 atoms), Fourier(3), BSpline(6) and BSpline(10); and, for the
+ridge with Fourier(10) (the former default, 21 atoms), Fourier(3), BSpline(6), BSpline(8) and BSpline(10); and, for the
 exact partial ridge with the default dictionary, lambda chosen in hindsight on the test curves (an oracle bound
 for the choice of lambda).
 The centre of the responses is also scored alone: bins (the former long-form centre) against the bins smoothed
@@ -81,7 +81,8 @@ def sparsify(Y: xr.DataArray, rng: np.random.Generator, m: tuple[int, int] = (3,
 
 def models() -> dict[str, dict]:
     out: dict[str, dict] = {"defaults": {}}
-    for name, dic in [("F10", Fourier(10)), ("F3", Fourier(3)), ("BS6", BSpline(6)), ("BS10", BSpline(10))]:
+    for name, dic in [("F10", Fourier(10)), ("F3", Fourier(3)), ("BS6", BSpline(6)), ("BS8", BSpline(8)),
+                      ("BS10", BSpline(10))]:
         for solver in ["eig", "exact_partial"]:
             out[f"{solver}/{name}"] = {"dictionary": dic, "solver": solver}
     return out
@@ -112,10 +113,8 @@ def run_simulation(seed: int) -> dict:
     obs, _ = observations_from_long(long)
     mf = MeanFunction(obs, (0.0, 1.0))
     out["mean:smoothed_bins"] = score(np.broadcast_to(mf(THETA), F.shape))
-    mb = MeanFunction(obs, (0.0, 1.0))
     bins = MeanFunction.from_values(*_bins(obs))
     out["mean:bins"] = score(np.broadcast_to(bins(THETA), F.shape))
-    del mb
     from scipy.interpolate import make_smoothing_spline
 
     u, inv = np.unique(obs.location, return_inverse=True)
@@ -130,7 +129,8 @@ def run_simulation(seed: int) -> dict:
         if name == "defaults":
             out["defaults:solver"] = res.solver
             out["defaults:dictionary"] = repr(res.estimator.dictionary_)
-            out["defaults:r2_finite"] = bool(np.isfinite(res.r2)) if hasattr(res, "r2") else None
+            out["defaults:r2_finite"] = bool(np.isfinite(res.r2))
+            out["defaults:lambda"] = res.lam
     out["oracle_lambda:exact_partial/defaults"] = oracle("y ~ x", train, test, THETA, score, domain=(0, 1),
                                                          solver="exact_partial")
     out["seconds"] = times
