@@ -18,6 +18,7 @@ from .functional import validate_functional
 from .kernels import Gaussian, Kernel, ScaleDecay
 from .losses import make_loss
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
+from .selection_partial import MAX_POINTS, exact_partial_path
 
 __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
@@ -27,20 +28,22 @@ SPARSE_POINTS = 21
 SPARSE_ATOMS = 8
 
 
-def is_sparse(counts: np.ndarray) -> bool:
-    """Whether responses observed ``counts`` points per curve are sparse (median below ``SPARSE_POINTS``).
+def is_sparse(counts: np.ndarray, n_locations: int) -> bool:
+    """Whether responses observed at ``counts`` points per curve, among ``n_locations`` distinct locations, are sparse.
 
-    With fewer points per curve than atoms, the plug-in inner products of a
-    curve with the atoms are too noisy; the front end then fits the exact
-    partial ridge on a small B-spline dictionary
-    (``benchmarks/sparse_responses.py``).
+    Sparse: on median, a curve is observed at fewer than ``SPARSE_POINTS``
+    points (the size of the default dictionary) and at fewer than half of the
+    distinct locations. The plug-in inner products of such a curve with the
+    atoms are too noisy; the front end then fits the exact partial ridge on a
+    small B-spline dictionary (``benchmarks/sparse_responses.py``).
 
     Examples
     --------
-    >>> is_sparse(np.array([3, 5, 8])), is_sparse(np.array([55, 50, 55]))
-    (True, False)
+    >>> is_sparse(np.array([3, 5, 8]), 16), is_sparse(np.array([55, 50, 55]), 55), is_sparse(np.array([13, 14]), 15)
+    (True, False, False)
     """
-    return bool(np.median(np.asarray(counts)) < SPARSE_POINTS)
+    median = float(np.median(np.asarray(counts)))
+    return bool(median < SPARSE_POINTS and median < 0.5 * n_locations)
 
 
 class FunctionalRegression:
@@ -186,8 +189,9 @@ class FunctionalRegression:
             if square and fully_observed:
                 return "eig", "square loss, fully observed responses: closed-form ridge (Prop. 4.2)"
             if square and sparse:
-                return "exact_partial", ("square loss, sparse responses (median points per curve below "
-                                         f"{SPARSE_POINTS}): exact partial ridge (ridge-iter-KPL, section 4.3)")
+                return "exact_partial", ("square loss, sparse responses (on median a curve has under "
+                                         f"{SPARSE_POINTS} points and under half the locations): exact partial "
+                                         "ridge (ridge-iter-KPL, section 4.3)")
             if square:
                 return "eig", "square loss, partially observed responses: plug-in ridge estimator (Def. 4.1)"
             return "iterative", f"{loss_name} loss: iterative solver (L-BFGS-B, section 4.3)"
@@ -263,7 +267,7 @@ class FunctionalRegression:
         X = self.parsed.inputs(ds)
         observed = ~np.isnan(Y.values)
         fully = bool(observed.all())
-        sparse = is_sparse(observed.sum(axis=1))
+        sparse = is_sparse(observed.sum(axis=1), int(observed.any(axis=0).sum()))
         solver, reason = self._routing(fully, sparse)
         dictionary = self._dictionary()
         if sparse and isinstance(dictionary, str) and dictionary == "auto":
@@ -313,7 +317,16 @@ class FunctionalRegression:
             else:
                 est = self._estimator(kernel, solver, float(grid[0]) if how != "fixed" else lam_value,
                                       dictionary=dictionary)
-                if how in {"gcv", "loo"}:
+                n_points = int(np.sum(observed))
+                if how in {"gcv", "loo"} and solver == "exact_partial" and n_points <= MAX_POINTS:
+                    # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path)
+                    proxy = self._estimator(kernel, "eig", float(grid[0]), loss="square", dictionary=dictionary)
+                    proxy.fit(X, Y)
+                    criteria = _exact_partial_criteria(proxy, Y, grid)
+                    idx, lam_value = criteria.best(how)
+                    edge = check_edge(grid, idx, how, stacklevel=4)
+                    est.set_params(lam=lam_value).fit(X, Y)
+                elif how in {"gcv", "loo"}:
                     # the stand-in is the square-loss closed form (the closed forms solve no other loss)
                     proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]), loss="square",
                                                                         dictionary=dictionary)
@@ -379,3 +392,13 @@ def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, loo: bool = 
     phi = est.dictionary_.evaluate(obs.grid)
     return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)
 
+
+def _exact_partial_criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray):
+    """GCV / exact LOO / edf of the exact partial ridge along ``grid``, from a fitted estimator's K, B, centre."""
+    from .preprocessing import prepare_response
+
+    obs, info = prepare_response(Y, None, est.response_info_.domain)
+    if est.mean_ is not None:
+        obs = obs.with_values(obs.value - est.mean_(obs.location))
+    w, _ = integration_weights(obs, info.domain, est.integration_)
+    return exact_partial_path(est.K_, est.B_, est.dictionary_.evaluate(obs.location), obs, w, grid)

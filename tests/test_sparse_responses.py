@@ -7,9 +7,11 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl import BSpline, FunctionalRegression, KPLRegressor
+from fdakpl import BSpline, FunctionalRegression, Gaussian, KPLRegressor
 from fdakpl.functional import Observations, from_long, observations_from_long
+from fdakpl.iterative import exact_partial_ridge, point_design
 from fdakpl.preprocessing import MeanFunction, center_responses, location_cells
+from fdakpl.selection_partial import exact_partial_path
 
 S = np.linspace(0, 1, 30)
 THETA = np.linspace(0, 1, 101)
@@ -135,3 +137,56 @@ def test_centre_cells_do_not_depend_on_the_form():
     cells_long = location_cells(observations_from_long(long)[0].location, (0.0, 1.0))
     np.testing.assert_array_equal(cells_dense[0], cells_long[0])
     assert cells_dense[2] is cells_long[2] is False
+
+
+def _brute_force_loo(K, B, phi, obs, w, lam):
+    """Refit the exact partial ridge without each curve (objective's 1/n kept: lambda * n / (n - 1) on n - 1)."""
+    n = obs.n_samples
+    total = 0.0
+    for i in range(n):
+        keep = np.setdiff1d(np.arange(n), [i])
+        out = obs.index != i
+        res = exact_partial_ridge(K[np.ix_(keep, keep)], B, point_design(obs.subset(keep), phi[out], w[out]),
+                                  lam * n / (n - 1), tol=1e-13)
+        pts = obs.index == i
+        r = obs.value[pts] - phi[pts] @ (K[i, keep] @ res.coef @ B)
+        total += float(np.sum(w[pts] * r**2))
+    return total / n
+
+
+def test_exact_partial_loo_equals_brute_force_refits():
+    rng = np.random.default_rng(5)
+    n = 14
+    X = rng.normal(size=(n, 2))
+    idx, loc, val = [], [], []
+    for i in range(n):
+        t = np.sort(rng.uniform(0, 1, rng.integers(2, 7)))
+        idx += [i] * t.size
+        loc += list(t)
+        val += list(np.sin(3 * t) * X[i, 0] + 0.1 * rng.normal(size=t.size))
+    obs = Observations(np.array(idx), np.array(loc), np.array(val), n)
+    phi = BSpline(5).fit(domain=(0.0, 1.0)).evaluate(obs.location)
+    K, B = Gaussian(1.3)(X), np.diag(np.linspace(1.0, 0.4, 5))
+    w = (1.0 / obs.counts)[obs.index]
+    lams = np.array([1e-4, 1e-2, 1.0])
+    crit = exact_partial_path(K, B, phi, obs, w, lams)
+    for j, lam in enumerate(lams):
+        np.testing.assert_allclose(crit.loo[j], _brute_force_loo(K, B, phi, obs, w, lam), rtol=1e-8)
+        fit = exact_partial_ridge(K, B, point_design(obs, phi, w), lam, tol=1e-13)
+        r = obs.value - np.einsum("pd,pd->p", phi, fit.fitted_coef[obs.index])
+        np.testing.assert_allclose(crit.train_mse[j], np.sum(w * r**2) / n, rtol=1e-8)
+
+
+def test_front_end_chooses_the_exact_partial_lambda_by_its_own_loo():
+    train, long, _x, _F, _ = _sparse(1, n=30, n_test=1)
+    grid = np.geomspace(1e-5, 1e-1, 5)
+    res = FunctionalRegression("y ~ x", data=train, domain=(0, 1), lam="loo", lam_grid=grid, progress=False).fit()
+    assert res.solver == "exact_partial" and not any("proxy" in note for note in res.notes)
+    est = res.estimator
+    obs, _ = observations_from_long(long)
+    obs_c = obs.with_values(obs.value - est.mean_(obs.location))
+    w = (1.0 / obs.counts)[obs.index]
+    phi = est.dictionary_.evaluate(obs.location)
+    brute = [_brute_force_loo(est.K_, est.B_, phi, obs_c, w, lam) for lam in grid]
+    np.testing.assert_allclose(res.criteria.loo, brute, rtol=1e-7)
+    assert res.lam == grid[int(np.argmin(brute))]
