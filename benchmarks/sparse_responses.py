@@ -13,11 +13,12 @@ Two settings, each response curve observed at 3-8 random locations:
   ``rcst`` curve keeps 3-8 of its observed points; error on every observed point of the (complete) test curves,
   relative to the training mean's error on the same split (the training centre of the sparsified curves).
 
-Models (every one through ``FunctionalRegression(...).fit()``; lambda by the front end's criterion, GCV by
-default): the training mean; the defaults (with GCV and with ``lam="loo"``); plug-in (``solver="eig"``) and
-exact partial (``solver="exact_partial"``) ridge with Fourier(10) (the former default, 21 atoms), Fourier(3),
-BSpline(6), BSpline(8) and BSpline(10); and, for the defaults' estimator, lambda chosen in hindsight on the test
-curves over 25 values (an oracle bound for the choice of lambda).
+Models (every one through ``FunctionalRegression(...).fit()``): the training mean; the defaults (for sparse
+responses: exact partial ridge, BSpline(8), lambda by its exact leave-one-curve-out), and the same with the lambda
+pointwise GCV picks on its path; plug-in (``solver="eig"``) and exact partial (``solver="exact_partial"``) ridge
+with Fourier(10) (the former default, 21 atoms), Fourier(3), BSpline(6), BSpline(8) and BSpline(10), each with
+``lam="loo"``; and both solvers with BSpline(8) at the lambda chosen in hindsight on the test curves over 25
+values (oracle bounds for the choice of lambda).
 The centre of the responses is also scored alone: bins (the former long-form centre) against the bins smoothed
 by a spline (the current one) and a spline through the raw points.
 """
@@ -80,11 +81,11 @@ def sparsify(Y: xr.DataArray, rng: np.random.Generator, m: tuple[int, int] = (3,
 
 
 def models() -> dict[str, dict]:
-    out: dict[str, dict] = {"defaults": {}, "defaults,lam=loo": {"lam": "loo"}}
+    out: dict[str, dict] = {"defaults": {}}
     for name, dic in [("F10", Fourier(10)), ("F3", Fourier(3)), ("BS6", BSpline(6)), ("BS8", BSpline(8)),
                       ("BS10", BSpline(10))]:
         for solver in ["eig", "exact_partial"]:
-            out[f"{solver}/{name}"] = {"dictionary": dic, "solver": solver}
+            out[f"{solver}/{name}"] = {"dictionary": dic, "solver": solver, "lam": "loo"}
     return out
 
 
@@ -131,10 +132,18 @@ def run_simulation(seed: int) -> dict:
             out["defaults:dictionary"] = repr(res.estimator.dictionary_)
             out["defaults:r2_finite"] = bool(np.isfinite(res.r2))
             out["defaults:lambda"] = res.lam
-    out["oracle_lambda:exact_partial/defaults"] = oracle("y ~ x", train, test, THETA, score, domain=(0, 1),
-                                                         solver="exact_partial")
+            out["defaults,pointwise_gcv"] = score(fit_predict("y ~ x", train, test, THETA, domain=(0, 1),
+                                                              lam=_gcv_lambda(res))[1])
+    for solver in ["exact_partial", "eig"]:
+        out[f"oracle_lambda:{solver}/BS8"] = oracle("y ~ x", train, test, THETA, score, domain=(0, 1),
+                                                    solver=solver, dictionary=BSpline(8))
     out["seconds"] = times
     return out
+
+
+def _gcv_lambda(res) -> float:
+    """The lambda pointwise GCV would have chosen on the defaults' path (exact partial ridge)."""
+    return float(res.criteria.lams[int(np.argmin(res.criteria.gcv))])
 
 
 def _bins(obs):
@@ -164,10 +173,15 @@ def run_dti(seed: int, ds: xr.Dataset) -> dict:
         return float(np.mean((Yte - P)[ok] ** 2)) / mean_err
 
     for name, kw in models().items():
-        _, P, _ = fit_predict("rcst ~ cca", train, test, grid, interpolate_inputs=True, **kw)
+        res, P, _ = fit_predict("rcst ~ cca", train, test, grid, interpolate_inputs=True, **kw)
         out[name] = score(P)
-    out["oracle_lambda:exact_partial/defaults"] = oracle("rcst ~ cca", train, test, grid, score,
-                                                         interpolate_inputs=True, solver="exact_partial")
+        if name == "defaults":
+            out["defaults:lambda"] = res.lam
+            out["defaults,pointwise_gcv"] = score(fit_predict("rcst ~ cca", train, test, grid,
+                                                              interpolate_inputs=True, lam=_gcv_lambda(res))[1])
+    for solver in ["exact_partial", "eig"]:
+        out[f"oracle_lambda:{solver}/BS8"] = oracle("rcst ~ cca", train, test, grid, score, interpolate_inputs=True,
+                                                    solver=solver, dictionary=BSpline(8))
     return out
 
 
@@ -183,10 +197,11 @@ def summarise(runs: list[dict]) -> dict:
                 "se": float(np.std([r[k] for r in runs], ddof=1) / np.sqrt(len(runs)))} for k in keys}
 
 
-PAIRS = [("defaults", "eig/F10"), ("defaults,lam=loo", "defaults"),
+PAIRS = [("defaults", "eig/F10"), ("defaults", "defaults,pointwise_gcv"), ("defaults", "eig/BS8"),
          *[(f"exact_partial/{d}", f"eig/{d}") for d in ["F10", "F3", "BS6", "BS8", "BS10"]],
          ("exact_partial/BS8", "exact_partial/BS6"), ("exact_partial/BS8", "exact_partial/BS10"),
-         ("exact_partial/BS8", "exact_partial/F3"), ("defaults", "exact_partial/BS8")]
+         ("exact_partial/BS8", "exact_partial/F3"), ("defaults", "exact_partial/BS8"),
+         ("defaults", "oracle_lambda:exact_partial/BS8"), ("eig/BS8", "oracle_lambda:eig/BS8")]
 
 
 def paired(runs: list[dict]) -> dict:

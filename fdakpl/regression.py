@@ -322,9 +322,7 @@ class FunctionalRegression:
                     # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path)
                     proxy = self._estimator(kernel, "eig", float(grid[0]), loss="square", dictionary=dictionary)
                     proxy.fit(X, Y)
-                    criteria = _exact_partial_criteria(proxy, Y, grid)
-                    idx, lam_value = criteria.best(how)
-                    edge = check_edge(grid, idx, how, stacklevel=4)
+                    criteria, lam_value, how, edge = _exact_partial_choice(proxy, Y, grid, how, sparse, notes)
                     est.set_params(lam=lam_value).fit(X, Y)
                 elif how in {"gcv", "loo"}:
                     # the stand-in is the square-loss closed form (the closed forms solve no other loss)
@@ -393,12 +391,33 @@ def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, loo: bool = 
     return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)
 
 
-def _exact_partial_criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray):
-    """GCV / exact LOO / edf of the exact partial ridge along ``grid``, from a fitted estimator's K, B, centre."""
+def _exact_partial_choice(fitted: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, how: str, sparse: bool,
+                          notes: list[str]) -> tuple[Any, float, str, bool]:
+    """Lambda of the exact partial ridge by its own exact path (GCV or leave-one-curve-out).
+
+    ``fitted`` is any fit with the final kernel, dictionary, ``B`` and centre (they do not depend on the
+    solver). For sparse responses GCV is replaced by leave-one-curve-out (with a note): GCV leaves out
+    single points of curves whose few other points stay in, and on sparsified DTI it undersmoothed (worse
+    than the training mean, ``benchmarks/sparse_responses.py``); the exact curve-level criterion costs the same.
+
+    Returns
+    -------
+    criteria : PathCriteria
+    lam : float
+    how : str
+        The criterion used.
+    edge : bool
+    """
     from .preprocessing import prepare_response
 
-    obs, info = prepare_response(Y, None, est.response_info_.domain)
-    if est.mean_ is not None:
-        obs = obs.with_values(obs.value - est.mean_(obs.location))
-    w, _ = integration_weights(obs, info.domain, est.integration_)
-    return exact_partial_path(est.K_, est.B_, est.dictionary_.evaluate(obs.location), obs, w, grid)
+    obs, info = prepare_response(Y, None, fitted.response_info_.domain)
+    if fitted.mean_ is not None:
+        obs = obs.with_values(obs.value - fitted.mean_(obs.location))
+    w, _ = integration_weights(obs, info.domain, fitted.integration_)
+    criteria = exact_partial_path(fitted.K_, fitted.B_, fitted.dictionary_.evaluate(obs.location), obs, w, grid)
+    if how == "gcv" and sparse:
+        how = "loo"
+        notes.append("sparse responses: lambda by exact leave-one-curve-out instead of GCV, which leaves out "
+                     "single points and undersmooths (benchmarks/sparse_responses.py)")
+    idx, lam = criteria.best(how)
+    return criteria, lam, how, check_edge(grid, idx, how, stacklevel=5)
