@@ -50,7 +50,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -159,17 +159,30 @@ class Square(GroundLoss):
         return np.full(np.broadcast(np.asarray(y), np.asarray(yhat)).shape, 2.0)
 
 
-def _repr(loss: Any, param: str) -> str:
-    parts = [f"{param}={getattr(loss, param)!r}"]
-    if not loss.relative:
-        parts.append("relative=False")
-    if loss.scale != 1.0:
-        parts.append(f"scale={loss.scale!r}")
-    return f"{type(loss).__name__}({', '.join(parts)})"
+class _ScaledLoss(GroundLoss):
+    """Shared checks and repr of the losses with one parameter (``_param``), ``relative`` and ``scale``."""
+
+    _param: ClassVar[str]
+    relative: bool
+    scale: float
+
+    def __post_init__(self) -> None:
+        cls = type(self).__name__
+        object.__setattr__(self, self._param, _check_positive(getattr(self, self._param), self._param, cls))
+        object.__setattr__(self, "scale", _check_positive(self.scale, "scale", cls))
+        object.__setattr__(self, "relative", bool(self.relative))
+
+    def __repr__(self) -> str:
+        parts = [f"{self._param}={getattr(self, self._param)!r}"]
+        if not self.relative:
+            parts.append("relative=False")
+        if self.scale != 1.0:
+            parts.append(f"scale={self.scale!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
 
 
 @dataclass(frozen=True, repr=False)
-class LogCosh(GroundLoss):
+class LogCosh(_ScaledLoss):
     """Parametrised logcosh ground loss ``l(y, yhat) = log(cosh(gamma (yhat - y))) / gamma``.
 
     The paper's robust loss (supplement, "Parametrized logcosh loss"): about
@@ -220,14 +233,7 @@ class LogCosh(GroundLoss):
     relative: bool = True
     scale: float = 1.0
     name: str = field(default="logcosh", init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "gamma", _check_positive(self.gamma, "gamma", "LogCosh"))
-        object.__setattr__(self, "scale", _check_positive(self.scale, "scale", "LogCosh"))
-        object.__setattr__(self, "relative", bool(self.relative))
-
-    def __repr__(self) -> str:
-        return _repr(self, "gamma")
+    _param: ClassVar[str] = "gamma"
 
     def value(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``s**2 log(cosh(gamma a / s)) / gamma``, accurate for small and overflow-free for large ``|gamma a|``."""
@@ -251,7 +257,7 @@ class LogCosh(GroundLoss):
 
 
 @dataclass(frozen=True, repr=False)
-class Huber(GroundLoss):
+class Huber(_ScaledLoss):
     """Huber ground loss: ``a**2 / 2`` for ``|a| <= delta``, ``delta (|a| - delta / 2)`` beyond.
 
     Once continuously differentiable (its second derivative jumps at
@@ -287,14 +293,7 @@ class Huber(GroundLoss):
     relative: bool = True
     scale: float = 1.0
     name: str = field(default="huber", init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", _check_positive(self.delta, "delta", "Huber"))
-        object.__setattr__(self, "scale", _check_positive(self.scale, "scale", "Huber"))
-        object.__setattr__(self, "relative", bool(self.relative))
-
-    def __repr__(self) -> str:
-        return _repr(self, "delta")
+    _param: ClassVar[str] = "delta"
 
     def value(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """Quadratic inside ``[-delta s, delta s]``, linear outside."""
@@ -313,7 +312,7 @@ class Huber(GroundLoss):
 
 
 @dataclass(frozen=True, repr=False)
-class PseudoHuber(GroundLoss):
+class PseudoHuber(_ScaledLoss):
     """Pseudo-Huber ground loss ``delta**2 (sqrt(1 + (a / delta)**2) - 1)``: a smooth Huber.
 
     By default ``delta`` is unit-free (``relative=True``): fitted at the robust
@@ -341,14 +340,7 @@ class PseudoHuber(GroundLoss):
     relative: bool = True
     scale: float = 1.0
     name: str = field(default="pseudo_huber", init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", _check_positive(self.delta, "delta", "PseudoHuber"))
-        object.__setattr__(self, "scale", _check_positive(self.scale, "scale", "PseudoHuber"))
-        object.__setattr__(self, "relative", bool(self.relative))
-
-    def __repr__(self) -> str:
-        return _repr(self, "delta")
+    _param: ClassVar[str] = "delta"
 
     def value(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``d**2 (sqrt(1 + (a/d)**2) - 1)`` with ``d = delta s`` (as ``a**2 / (1 + sqrt(1 + (a/d)**2))``)."""
