@@ -393,10 +393,10 @@ class MeanFunction:
     are interpolated. (Before, the pointwise mean of such data took each
     location's single value, so every centred response was 0.) In the
     benchmark ``benchmarks/sparse_responses.py`` (200 curves at 3-8 random
-    locations, 20 draws) the smoothed bins' excess error over the true mean
-    was a third of the raw bins' (0.017 vs 0.051 of the variance of the
-    truth); a spline through the raw points (GCV per point) sometimes nearly
-    interpolated them (0.096 +- 0.24).
+    locations, 10 draws) the smoothed bins' excess error as a predictor of
+    the test curves was a third of the raw bins' (0.016 vs 0.051 of the
+    variance of the truth); a spline through the raw points (GCV per point)
+    sometimes nearly interpolated them (0.18 +- 0.11).
 
     Parameters
     ----------
