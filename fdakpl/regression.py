@@ -318,11 +318,17 @@ class FunctionalRegression:
                 est = self._estimator(kernel, solver, float(grid[0]) if how != "fixed" else lam_value,
                                       dictionary=dictionary)
                 n_points = int(np.sum(observed))
-                if how in {"gcv", "loo"} and solver == "exact_partial" and n_points <= MAX_POINTS:
-                    # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path)
+                exact_path = solver == "exact_partial" or (solver == "iterative" and sparse)
+                if how in {"gcv", "loo"} and exact_path and n_points <= MAX_POINTS:
+                    # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path); for a robust
+                    # loss on sparse responses it is the square-loss stand-in (per-point losses, like the iterative fit)
                     proxy = self._estimator(kernel, "eig", float(grid[0]), loss="square", dictionary=dictionary)
                     proxy.fit(X, Y)
                     criteria, lam_value, how, edge = _exact_partial_choice(proxy, Y, grid, how, sparse, notes)
+                    if solver == "iterative":
+                        lam_value *= _curvature_ratio(self.loss)
+                        notes.append(f"lambda chosen by {how.upper()} of the exact partial square-loss ridge, a "
+                                     f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
                     est.set_params(lam=lam_value).fit(X, Y)
                 elif how in {"gcv", "loo"}:
                     # the stand-in is the square-loss closed form (the closed forms solve no other loss)

@@ -1,11 +1,12 @@
 """Robust losses through the estimator and the front end: every lam= form, unit-free parameters."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 
 from fdakpl import BSpline, FunctionalRegression, Gaussian, KPLRegressor
-from fdakpl.functional import Observations
+from fdakpl.functional import Observations, from_long
 from fdakpl.losses import Huber, LogCosh, PseudoHuber, make_loss
 from fdakpl.preprocessing import response_scale
 
@@ -125,3 +126,27 @@ def test_logcosh_front_end_is_scale_equivariant(robust_data):
     b = _fit(deg, loss="logcosh", lam="gcv", lam_grid=GRID)
     assert a.lam == b.lam
     np.testing.assert_allclose(b.fitted.values, DEG * a.fitted.values, rtol=1e-5, atol=1e-6 * DEG)
+
+
+def test_robust_loss_on_sparse_responses_uses_the_exact_partial_stand_in():
+    """Sparse responses with logcosh: lambda from the exact partial ridge's own path, scaled by gamma / 2."""
+    rng = np.random.default_rng(4)
+    n, s = 60, np.linspace(0, 1, 12)
+    a = rng.normal(size=(n, 2))
+    rows = []
+    for i in range(n):
+        t = np.sort(rng.uniform(0, 1, rng.integers(3, 9)))
+        rows += [(i, ti, yi) for ti, yi in zip(t, np.tanh(a[i, 0]) * np.sin(2 * np.pi * t) + 0.1 * rng.normal(
+            size=t.size), strict=True)]
+    long = pd.DataFrame(rows, columns=["sample", "location", "value"])
+    ds = xr.Dataset({"y": from_long(long, name="y"),
+                     "x": (("sample", "s"), a[:, :1] * np.sin(np.pi * s) + a[:, 1:] * s)},
+                    coords={"s": s})
+    grid = np.geomspace(1e-5, 1e-1, 5)
+    square = FunctionalRegression("y ~ x", data=ds, domain=(0, 1), lam="loo", lam_grid=grid, progress=False).fit()
+    robust = FunctionalRegression("y ~ x", data=ds, domain=(0, 1), lam="loo", lam_grid=grid, loss="logcosh(4)",
+                                  progress=False).fit()
+    assert square.solver == "exact_partial" and robust.solver == "iterative"
+    np.testing.assert_allclose(robust.criteria.loo, square.criteria.loo, rtol=1e-12)
+    assert robust.lam == pytest.approx(square.lam * 2.0, rel=1e-12)
+    assert robust.estimator.dictionary_.n_atoms_ == 8 and robust.estimator.converged_
