@@ -291,7 +291,8 @@ def n_samples_of(values: Any) -> int:
 MAD_NORMAL = 1.482602218505602
 
 
-def location_cells(location: np.ndarray, domain: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, bool]:
+def location_cells(location: np.ndarray, domain: tuple[float, float],
+                   counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
     """Cells where the training centre of the responses is estimated: the one binning rule.
 
     When the distinct locations are shared by several curves (each observed by
@@ -307,15 +308,18 @@ def location_cells(location: np.ndarray, domain: tuple[float, float]) -> tuple[n
     Parameters
     ----------
     location : numpy.ndarray, shape (N,)
-        Locations of the observed points.
+        Locations of the observed points (or, with ``counts``, distinct locations).
     domain : (float, float)
+    counts : numpy.ndarray, optional
+        Number of observed points at each of the distinct ``location`` (e.g.
+        per grid point, from streamed sums and counts).
 
     Returns
     -------
     cells : numpy.ndarray, shape (k,)
         Location of each cell (a distinct location, or the centre of a bin).
     cell_of : numpy.ndarray of int, shape (N,)
-        Cell of each point.
+        Cell of each point (of each location with ``counts``).
     binned : bool
         Whether the cells are bins.
 
@@ -328,10 +332,14 @@ def location_cells(location: np.ndarray, domain: tuple[float, float]) -> tuple[n
     (10, True)
     """
     location = np.asarray(location, dtype=float)
-    uniq, inverse, per_location = np.unique(location, return_inverse=True, return_counts=True)
-    if per_location.size and np.median(per_location) >= 2:
+    if counts is None:
+        uniq, inverse, per_location = np.unique(location, return_inverse=True, return_counts=True)
+    else:
+        uniq, inverse, per_location = location, np.arange(location.size), np.asarray(counts)
+    seen = per_location[per_location > 0]
+    if seen.size and np.median(seen) >= 2:
         return uniq, inverse.astype(np.intp), False
-    n_bins = int(np.clip(location.size // 20, 2, 64))
+    n_bins = int(np.clip(int(seen.sum()) // 20, 2, 64))
     edges = np.linspace(domain[0], domain[1], n_bins + 1)
     cell_of = np.clip(np.searchsorted(edges, location, side="right") - 1, 0, n_bins - 1).astype(np.intp)
     return 0.5 * (edges[1:] + edges[:-1]), cell_of, True
@@ -384,8 +392,8 @@ class MeanFunction:
 
     The cells are those of :func:`location_cells`. On a common grid the
     centre is the pointwise mean of the observed values (or the pointwise
-    M-estimate of a loss, :func:`cell_locations`); grid points that no curve
-    observes are interpolated. For irregular sampling (most locations seen
+    M-estimate of a loss, :func:`cell_locations`), stored at the observed
+    locations; grid points that no curve observes are interpolated. For irregular sampling (most locations seen
     once) the per-bin means are smoothed by a cubic smoothing spline, weighted
     by the bins' counts, with its smoothing parameter chosen by GCV
     (:func:`scipy.interpolate.make_smoothing_spline`), and stored on 257
@@ -423,13 +431,46 @@ class MeanFunction:
     def __init__(self, obs: Observations, domain: tuple[float, float],
                  derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
         cells, cell_of, binned = location_cells(obs.location, domain)
-        vals = cell_locations(obs.value, cell_of, cells.size, derivative)
-        cnt = np.bincount(cell_of, minlength=cells.size)
+        k = cells.size
+        self._set(cells, cell_locations(obs.value, cell_of, k, derivative),
+                  np.bincount(cell_of, minlength=k).astype(float),
+                  np.bincount(cell_of, weights=obs.location, minlength=k), binned)
+
+    @classmethod
+    def from_sums(cls, grid: np.ndarray, sums: np.ndarray, counts: np.ndarray,
+                  domain: tuple[float, float]) -> MeanFunction:
+        """The mean curve from the sums and counts of the observed values at each grid point.
+
+        Same cells and smoothing as from the points themselves (streamed
+        data, :mod:`fdakpl.approx`).
+
+        Examples
+        --------
+        >>> grid = np.linspace(0, 1, 5)
+        >>> MeanFunction.from_sums(grid, 2.0 * grid * 3, np.full(5, 3.0), (0.0, 1.0))(grid)
+        array([0. , 0.5, 1. , 1.5, 2. ])
+        """
+        grid = np.asarray(grid, dtype=float)
+        counts = np.asarray(counts, dtype=float)
+        cells, cell_of, binned = location_cells(grid, domain, counts)
+        k = cells.size
+        cnt = np.bincount(cell_of, weights=counts, minlength=k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            vals = np.where(cnt > 0, np.bincount(cell_of, weights=sums, minlength=k) / cnt, np.nan)
+        out = cls.__new__(cls)
+        out._set(cells, vals, cnt, np.bincount(cell_of, weights=grid * counts, minlength=k), binned)
+        return out
+
+    def _set(self, cells: np.ndarray, vals: np.ndarray, cnt: np.ndarray, location_sums: np.ndarray,
+             binned: bool) -> None:
+        """Store the centre from per-cell values, counts and sums of locations (bins: smoothed).
+
+        Only observed cells are stored; the linear interpolation of :meth:`__call__` fills the others.
+        """
         ok = cnt > 0
-        if binned:  # a bin sits at the mean location of its points
-            cells = np.bincount(cell_of, weights=obs.location, minlength=cells.size)[ok] / cnt[ok]
-            vals, cnt = vals[ok], cnt[ok]
-            ok = np.ones(cells.size, dtype=bool)
+        # a bin sits at the mean location of its points
+        cells = location_sums[ok] / cnt[ok] if binned else cells[ok]
+        vals, cnt = vals[ok], cnt[ok]
         self.smoothed = False
         if binned and cells.size >= 5:
             spline = _smoothing_spline(cells, vals, cnt)
@@ -437,14 +478,12 @@ class MeanFunction:
                 cells = np.linspace(cells[0], cells[-1], 257)
                 vals = spline(cells)
                 self.smoothed = True
-        elif not ok.all():
-            vals[~ok] = np.interp(cells[~ok], cells[ok], vals[ok])
         self.grid = cells
         self.values = vals
 
     @classmethod
     def from_values(cls, grid: np.ndarray, values: np.ndarray) -> MeanFunction:
-        """A centre given by its values on a grid (e.g. pointwise means from streamed sums).
+        """A centre given by its values on a grid.
 
         Examples
         --------

@@ -190,3 +190,30 @@ def test_front_end_chooses_the_exact_partial_lambda_by_its_own_loo():
     brute = [_brute_force_loo(est.K_, est.B_, phi, obs_c, w, lam) for lam in grid]
     np.testing.assert_allclose(res.criteria.loo, brute, rtol=1e-7)
     assert res.lam == grid[int(np.argmin(brute))]
+
+
+def test_centre_from_streamed_sums_equals_the_centre_from_points(sparse):
+    """The approximate (streamed) estimator sees only sums and counts per grid point: same cells, same centre."""
+    train, long, _x, _F, _ = sparse
+    Y = train["y"]
+    values, grid = Y.values, Y["location"].values
+    obs = Observations.from_dense(values, grid)
+    sums, counts = np.nansum(values, axis=0), np.sum(~np.isnan(values), axis=0)
+    streamed = MeanFunction.from_sums(grid, sums, counts, (0.0, 1.0))
+    assert streamed.smoothed  # (sums in another order: the spline's GCV agrees to rounding)
+    np.testing.assert_allclose(streamed(THETA), MeanFunction(obs, (0.0, 1.0))(THETA), rtol=1e-7, atol=1e-8)
+    full = np.random.default_rng(0).normal(size=(5, 7))  # a common grid: pointwise
+    g7 = np.linspace(0, 1, 7)
+    np.testing.assert_allclose(MeanFunction.from_sums(g7, full.sum(0), np.full(7, 5), (0.0, 1.0))(g7),
+                               full.mean(0), rtol=1e-12)
+
+
+def test_approximate_estimator_centres_sparse_responses(sparse):
+    from fdakpl import Nystroem
+
+    train, long, _x, _F, _ = sparse
+    exact = KPLRegressor(dictionary=BSpline(8), lam=1e-3, domain=(0.0, 1.0)).fit(train["x"], train["y"])
+    approx = KPLRegressor(dictionary=BSpline(8), lam=1e-3, domain=(0.0, 1.0),
+                          approx=Nystroem(40, random_state=0)).fit(train["x"], train["y"])
+    assert approx.mean_.smoothed
+    np.testing.assert_allclose(approx.mean_(THETA), exact.mean_(THETA), rtol=1e-7, atol=1e-8)
