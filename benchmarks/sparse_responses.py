@@ -7,7 +7,7 @@ Two settings, each response curve observed at 3-8 random locations:
 * **simulation** -- 200 training and 200 test curves; inputs ``x_i(s) = a1 sin(pi s) + a2 cos(pi s) + a3 / 2``
   (+ noise) on 30 points; responses ``y_i(t) = cos 3t + 1.5 tanh(a1) sin 2 pi t + (a2^2 - 1) t +
   a3 cos(pi t) / 2`` observed at 3-8 uniform random locations with noise sd 0.3, given in long form and put in
-  the Dataset by ``fdakpl.functional.from_long``. Error: integrated squared error against the noiseless truth on
+  the Dataset by ``fdakpl.data.functional.from_long``. Error: integrated squared error against the noiseless truth on
   101 points, divided by the variance of the truth across test curves (the training mean scores about 1).
 * **DTI, sparsified (real data)** -- the 100 first visits of the MS cases, random 70/30 splits; each training
   ``rcst`` curve keeps 3-8 of its observed points; error on every observed point of the (complete) test curves,
@@ -38,8 +38,8 @@ import pandas as pd
 import xarray as xr
 
 from fdakpl import BSpline, Fourier, FunctionalRegression, datasets
-from fdakpl.functional import from_long, observations_from_long
-from fdakpl.preprocessing import MeanFunction
+from fdakpl.data.functional import from_long, observations_from_long
+from fdakpl.data.preprocessing import MeanFunction
 
 OUT = Path(__file__).parent / "results" / "sparse_responses.json"
 S = np.linspace(0, 1, 30)
@@ -148,7 +148,7 @@ def _gcv_lambda(res) -> float:
 
 def _bins(obs):
     """The former long-form centre: bin means at the bins' mean locations (no smoothing)."""
-    from fdakpl.preprocessing import cell_locations, location_cells
+    from fdakpl.data.preprocessing import cell_locations, location_cells
 
     cells, cell_of, _ = location_cells(obs.location, (0.0, 1.0))
     cnt = np.bincount(cell_of, minlength=cells.size)
@@ -186,7 +186,7 @@ def run_dti(seed: int, ds: xr.Dataset) -> dict:
 
 
 def _long(Y: xr.DataArray) -> pd.DataFrame:
-    from fdakpl.functional import to_long
+    from fdakpl.data.functional import to_long
 
     return to_long(Y)
 

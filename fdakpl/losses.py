@@ -2,7 +2,7 @@
 
 An integral loss (paper, equation ``eq :: int loss``) integrates a ground loss
 over the response domain, ``L(y0, y1) = int l(y0(theta), y1(theta)) dtheta``.
-KPL's iterative solver (:mod:`fdakpl.iterative`) needs ``l`` and its first
+KPL's iterative solver (:mod:`fdakpl.solvers.iterative`) needs ``l`` and its first
 derivative with respect to the prediction ``yhat`` (the second argument); the
 second derivative, when known, only sets the solver's preconditioner.
 
@@ -30,9 +30,9 @@ Unit-free parameters
 --------------------
 The parameters of the robust losses (logcosh's ``gamma``, Huber's and
 pseudo-Huber's ``delta``) are *relative* by default (``relative=True``): the
-estimators (:class:`~fdakpl.estimator.KPLRegressor`,
+estimators (:class:`~fdakpl.estimators.kpl.KPLRegressor`,
 :class:`~fdakpl.regression.FunctionalRegression`) measure the robust scale
-``s`` of the responses (:func:`fdakpl.preprocessing.response_scale`, the MAD
+``s`` of the responses (:func:`fdakpl.data.preprocessing.response_scale`, the MAD
 of their deviations from the pointwise median) and fit with
 ``loss.at_scale(s)``, the loss ``s**2 l(y / s, yhat / s)``. Residuals are
 then measured in units of ``s`` (logcosh turns linear at ``|a| ~ s / gamma``,
@@ -41,7 +41,7 @@ response, like the square loss, so the model is the same in any unit:
 responses in degrees give exactly the predictions in radians times
 ``180 / pi`` for the same ``lam``. With ``relative=False`` the parameter is in
 the units of the response (the paper's convention). The solver functions
-(:mod:`fdakpl.iterative`) use a loss as it is (``scale=1`` unless set).
+(:mod:`fdakpl.solvers.iterative`) use a loss as it is (``scale=1`` unless set).
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class Square(GroundLoss):
     """Square ground loss ``l(y, yhat) = (yhat - y)**2``: the functional square loss.
 
     With it the iterative solver computes the ridge estimators of the closed
-    forms (:mod:`fdakpl.solvers`) and of :func:`fdakpl.iterative.exact_partial_ridge`.
+    forms (:mod:`fdakpl.solvers.closed_form`) and of :func:`fdakpl.solvers.iterative.exact_partial_ridge`.
 
     Examples
     --------

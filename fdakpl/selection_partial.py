@@ -1,6 +1,6 @@
 """Exact leave-one-curve-out and GCV along a lambda path for the exact partial ridge (sparse responses).
 
-The exact partial ridge (:func:`fdakpl.iterative.exact_partial_ridge`) minimises::
+The exact partial ridge (:func:`fdakpl.solvers.iterative.exact_partial_ridge`) minimises::
 
     (1/n) sum_i sum_p c_ip (y_ip - phi(theta_ip)^T h(x_i))^2 + lam ||h||^2
 
@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .functional import Observations
+from .data.functional import Observations
 from .selection import PathCriteria
 
 __all__ = ["MAX_POINTS", "exact_partial_path"]
@@ -57,7 +57,7 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
 
     Examples
     --------
-    >>> from fdakpl.iterative import exact_partial_ridge, point_design
+    >>> from fdakpl.solvers.iterative import exact_partial_ridge, point_design
     >>> obs = Observations(np.array([0, 0, 1, 2]), np.array([0.2, 0.8, 0.5, 0.1]), np.array([1.0, 2.0, 0.5, 1.5]), 3)
     >>> phi = np.c_[np.ones(4), obs.location]
     >>> K, B, w = np.exp(-np.subtract.outer([0.0, 1.0, 2.0], [0.0, 1.0, 2.0]) ** 2), np.eye(2), np.ones(4)

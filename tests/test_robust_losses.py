@@ -6,9 +6,9 @@ import pytest
 import xarray as xr
 
 from fdakpl import BSpline, FunctionalRegression, Gaussian, KPLRegressor
-from fdakpl.functional import Observations, from_long
+from fdakpl.data.functional import Observations, from_long
+from fdakpl.data.preprocessing import response_scale
 from fdakpl.losses import Huber, LogCosh, PseudoHuber, make_loss
-from fdakpl.preprocessing import response_scale
 
 DEG = 180.0 / np.pi
 

@@ -3,7 +3,7 @@
 * :func:`prepare_inputs` -- arrays, functional DataArrays or a mapping of
   named terms → float arrays plus quadrature weights (curves use L2 geometry).
 * :func:`prepare_response` -- dense DataArray / array / long DataFrame →
-  :class:`~fdakpl.functional.Observations` plus the labels needed to put
+  :class:`~fdakpl.data.functional.Observations` plus the labels needed to put
   predictions back on a labelled grid.
 * :func:`center_responses` and :class:`MeanFunction` -- the training centre of the responses (mean or
   robust location, on the cells of :func:`location_cells`), the one centring step of every estimator;
@@ -300,7 +300,7 @@ def location_cells(location: np.ndarray, domain: tuple[float, float],
     points, or long data on a common grid), every distinct location is a
     cell. Otherwise (irregular sampling: most locations seen once, as in long
     data with random locations or the dense form of such data made by
-    :func:`~fdakpl.functional.from_long`) the cells are equal bins of the
+    :func:`~fdakpl.data.functional.from_long`) the cells are equal bins of the
     domain: 64 bins, fewer when there are under 20 points per bin. The rule
     depends on the locations only, so the long and the dense (NaN-padded)
     forms of the same data get the same cells.
@@ -442,7 +442,7 @@ class MeanFunction:
         """The mean curve from the sums and counts of the observed values at each grid point.
 
         Same cells and smoothing as from the points themselves (streamed
-        data, :mod:`fdakpl.approx`).
+        data, :mod:`fdakpl.estimators.approx`).
 
         Examples
         --------
