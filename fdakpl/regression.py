@@ -16,7 +16,7 @@ from .dictionaries import BSpline, Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor, integration_weights
 from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
-from .losses import make_loss
+from .losses import LogCosh, make_loss
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
 from .selection_partial import MAX_POINTS, exact_partial_path
 
@@ -238,10 +238,8 @@ class FunctionalRegression:
                       if isinstance(k, Gaussian) else k for t, k in kernels.items()}
                 opts.append(combine_kernels(ks, self.parsed.terms, self.combine))
             out["kernel"] = opts
-        if "gamma" in grid:
-            from . import losses  # type: ignore[attr-defined]
-
-            out["loss"] = [losses.LogCosh(float(g)) for g in grid.pop("gamma")]
+        if "gamma" in grid:  # logcosh's gamma (relative to the responses' scale, as the default loss's)
+            out["loss"] = [LogCosh(float(g)) for g in grid.pop("gamma")]
         if grid:
             out.update({k: list(v) for k, v in grid.items()})  # raw KPLRegressor parameters
         return out
