@@ -17,6 +17,7 @@ from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, par
 from .functional import validate_functional
 from .kernels import Gaussian, Kernel, ScaleDecay
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
+from .tuning import DEFAULT_B_GRID, DEFAULT_WIDTH_MULTIPLES, TuningResult, curve_quadratics, tune_closed_form, warn_on_edge
 
 __all__ = ["FunctionalRegression"]
 
@@ -43,12 +44,24 @@ class FunctionalRegression:
         How per-term kernels combine.
     output_matrix : None, float, array or OutputMatrix
         ``B``; a number ``b`` is the scale-decaying ``diag(b**-scale)``.
-    lam : "gcv", "loo", "cv", float or sequence
-        Regularisation, or how to choose it: GCV (default) or exact leave-one-curve-out over
-        ``lam_grid`` (closed form), K-fold CV (``cv`` folds, over ``lam_grid`` and ``param_grid``),
-        a number, or a grid (chosen by GCV).
+    lam : "loo", "gcv", "cv", float or sequence
+        Regularisation, or how to choose it: exact leave-one-curve-out over ``lam_grid``
+        (default, closed form on every route), pointwise GCV (leaves out single points; it
+        undersmooths when points within a curve are dependent, see the guide's tuning page),
+        K-fold CV (``cv`` folds, over ``lam_grid`` and ``param_grid``), a number, or a grid
+        (chosen by leave-one-curve-out).
     lam_grid : sequence, optional
         Grid for the criteria (default ``geomspace(1e-8, 1, 41)``).
+    width_grid : "auto", sequence of float or None
+        Multiples of the median-heuristic width tried for every Gaussian term whose kernel is not
+        given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", or
+        at a fixed lambda by leave-one-curve-out); ``"auto"``:
+        :data:`fdakpl.tuning.DEFAULT_WIDTH_MULTIPLES`; ``None``: the median heuristic itself.
+        Not used by ``lam="cv"`` (give ``param_grid={"sigma": [...]}``) nor by ``approx=``.
+    b_grid : "auto", sequence of float or None
+        Scale decays ``b`` of ``B = diag(b^-scale)`` tried jointly (only when ``output_matrix``
+        is not given and the dictionary has atoms at several scales); ``"auto"``:
+        :data:`fdakpl.tuning.DEFAULT_B_GRID`; ``None``: ``B = I``.
     loss : str or loss object, default "square"
         Ground loss of the integral loss; non-square losses use the iterative solver.
     solver : {"auto", "eig", "sylvester", "exact_partial", "iterative"}
@@ -80,15 +93,15 @@ class FunctionalRegression:
     --------
     >>> from fdakpl import FunctionalRegression, datasets
     >>> ds = datasets.dti_first_visits()
-    >>> res = FunctionalRegression("rcst ~ cca", data=ds, dictionary="db3", levels=4,
-    ...                            interpolate_inputs=True, progress=False).fit()
+    >>> res = FunctionalRegression("rcst ~ cca", data=ds, interpolate_inputs=True, progress=False).fit()
     >>> res.predict(ds.isel(sample=slice(0, 2))).dims
     ('sample', 'rcst_loc')
     """
 
     def __init__(self, formula: str, data: Any, *, dictionary: str | Dictionary = "auto", levels: int | None = None,
                  kernel: Kernel | None = None, kernels: Mapping[str, Kernel] | None = None, combine: str = "product",
-                 output_matrix: Any = None, lam: Any = "gcv", lam_grid: Sequence[float] | None = None,
+                 output_matrix: Any = None, lam: Any = "loo", lam_grid: Sequence[float] | None = None,
+                 width_grid: Any = "auto", b_grid: Any = "auto",
                  loss: Any = "square", solver: str = "auto", center: bool = True, interpolate_inputs: bool = False,
                  cv: int = 5, param_grid: Mapping[str, Sequence[Any]] | None = None, sigma_relative: bool = True,
                  random_state: Any = None, n_jobs: int = 2, progress: bool = True,
@@ -103,6 +116,8 @@ class FunctionalRegression:
         self.output_matrix = output_matrix
         self.lam = lam
         self.lam_grid = lam_grid
+        self.width_grid = width_grid
+        self.b_grid = b_grid
         self.loss = loss
         self.solver = solver
         self.center = center
@@ -178,15 +193,86 @@ class FunctionalRegression:
             raise ValueError(f"solver={solver!r} solves the square loss only; use solver='iterative' for {loss_name}")
         return solver, reasons[solver]
 
-    def _estimator(self, kernel: Kernel, solver: str, lam: Any) -> KPLRegressor:
-        est = KPLRegressor(dictionary=self._dictionary(), kernel=kernel, output_matrix=self.output_matrix, lam=lam,
+    def _estimator(self, kernel: Kernel, solver: str, lam: Any, output_matrix: Any = None,
+                   loss: Any = None) -> KPLRegressor:
+        est = KPLRegressor(dictionary=self._dictionary(), kernel=kernel,
+                           output_matrix=self.output_matrix if output_matrix is None else output_matrix, lam=lam,
                            center=self.center, solver="eig", interpolate_inputs=self.interpolate_inputs,
                            domain=self.domain)
         params = est.get_params(deep=False)
-        extra: dict[str, Any] = {"loss": self.loss, "solver": solver}
+        extra: dict[str, Any] = {"loss": self.loss if loss is None else loss, "solver": solver}
         if self.approx is not None:
             extra["approx"] = self.approx
         return est.set_params(**{k: v for k, v in extra.items() if k in params})
+
+    def _grid_of(self, value: Any, default: np.ndarray, name: str) -> np.ndarray | None:
+        if value is None:
+            return None
+        msg = f"{name} must be 'auto', None or a sequence of numbers > 0, got {value!r}"
+        if isinstance(value, str) and value != "auto":
+            raise ValueError(msg)
+        try:
+            g = np.asarray(default if isinstance(value, str) else value, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise ValueError(msg) from None
+        if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
+            raise ValueError(msg)
+        return np.unique(g)
+
+    def _tune(self, proxy: KPLRegressor, kernels: dict[str, Kernel], Y: xr.DataArray, lams: np.ndarray,
+              how: str) -> tuple[TuningResult | None, dict[str, Kernel], Any]:
+        """Joint choice of Gaussian widths (multiples of the median heuristic), ``b`` and lambda.
+
+        ``proxy`` is the closed-form square-loss fit with the default kernels; returns the
+        tuning result (None at a fixed lambda with nothing else to tune), the chosen kernels and ``B``.
+        """
+        widths = self._grid_of(self.width_grid, DEFAULT_WIDTH_MULTIPLES, "width_grid")
+        bs = self._grid_of(self.b_grid, DEFAULT_B_GRID, "b_grid")
+        given = set(self.kernels or {}) if self.kernel is None else set(kernels)
+        terms = [t for t, k in kernels.items() if isinstance(k, Gaussian) and t not in given] if widths is not None \
+            else []
+        scales = np.asarray(proxy.dictionary_.scales_, dtype=float)
+        tune_b = bs is not None and self.output_matrix is None and np.ptp(scales) > 0
+        if not terms and not tune_b and how == "fixed":
+            return None, kernels, self.output_matrix
+        obs, w, phi = _centred_response(proxy, Y)
+        quad = curve_quadratics(obs, phi, w)
+        Xv, Xw = proxy.X_fit_, proxy.X_weights_ or {}
+        dist = {t: _sq_distances(Xv[t], Xw.get(t)) for t in terms}
+        fixed = {t: k(Xv[t], None, Xw.get(t)) for t, k in kernels.items() if t not in dist}
+        product_ = self.combine == "product"
+
+        def kernel_matrix(mult: tuple[float, ...]) -> np.ndarray:
+            mats = list(fixed.values()) + [np.exp(-dist[t] / (2.0 * (m * kernels[t].sigma) ** 2))
+                                           for t, m in zip(terms, mult, strict=True)]
+            out = mats[0]
+            for M in mats[1:]:
+                out = out * M if product_ else out + M
+            return out
+
+        B0 = proxy.B_
+
+        def output_matrix(b: float) -> np.ndarray:
+            return ScaleDecay(b).matrix(scales) if tune_b else B0
+
+        score_path = None
+        if how == "gcv":
+            def score_path(dec: Any, lams_: np.ndarray, B: np.ndarray) -> np.ndarray:
+                return ridge_path(dec, phi, obs, w, lams_, loo=False).gcv
+        res = tune_closed_form(kernel_matrix, widths if terms else [1.0], len(terms), output_matrix,
+                               bs if tune_b else [np.nan], proxy.gram_, proxy.nu_, lams,
+                               score_path=score_path, quad=quad, criterion=how)
+        res.terms = terms
+        crit = "GCV" if how == "gcv" else "leave-one-curve-out"
+        for t, m in zip(terms, res.multiples, strict=True):
+            warn_on_edge(f"width of {t!r} ({m:g} x the median heuristic)", widths, int(np.argmin(np.abs(widths - m))),
+                         crit, "width_grid=[...], multiples of the median heuristic", stacklevel=5)
+        if tune_b:
+            warn_on_edge("scale decay b", bs, res.index[1], crit, "b_grid=[...]", lower_is_natural=True, stacklevel=5)
+        chosen = dict(kernels)
+        for t, m in zip(terms, res.multiples, strict=True):
+            chosen[t] = Gaussian(m * kernels[t].sigma)
+        return res, chosen, (ScaleDecay(res.b) if tune_b else self.output_matrix)
 
     def _cv_param_grid(self, kernels: dict[str, Kernel]) -> dict[str, list[Any]]:
         grid = dict(self.param_grid or {})
@@ -226,7 +312,7 @@ class FunctionalRegression:
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(),
         ...                            interpolate_inputs=True, progress=False).fit()
         >>> res.lam_how
-        'GCV'
+        'leave-one-curve-out'
         """
         from .results import FunctionalRegressionResults
 
@@ -239,34 +325,26 @@ class FunctionalRegression:
         solver, reason = self._routing(fully)
         kernels = self._term_kernels()
         kernel = combine_kernels(kernels, self.parsed.terms, self.combine)
-        lam_spec = self.lam
-        grid = np.asarray(self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
+        how, grid, lam_value = self._lam_spec()
         criteria = None
         cv_result = None
+        tuning = None
+        output_matrix = self.output_matrix
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            if isinstance(lam_spec, str):
-                how = lam_spec.lower()
-                if how not in {"gcv", "loo", "cv"}:
-                    raise ValueError(f"lam must be 'gcv', 'loo', 'cv', a number > 0 or a grid, got {lam_spec!r}")
-            elif np.ndim(lam_spec) == 0:
-                how = "fixed"
-                lam_value = float(lam_spec)
-                if not np.isfinite(lam_value) or lam_value <= 0:
-                    raise ValueError(f"lam must be a number > 0, got {lam_spec}")
-            else:
-                how = "gcv"
-                grid = np.asarray(lam_spec, dtype=float)
             if self.approx is not None:
-                if how in {"loo", "cv"}:
-                    raise ValueError(f"lam={lam_spec!r} is not available with approx=: the approximate (primal) "
-                                     "solver chooses lambda by GCV from its sufficient statistics; use lam='gcv', "
-                                     "a number or a grid")
-                est = self._estimator(kernel, solver, grid if how == "gcv" else lam_value)
-                est.fit(X, Y)
+                from .approx import fit_approx
+
+                if how == "cv":
+                    raise ValueError(f"lam={self.lam!r} is not available with approx=: the approximate (primal) "
+                                     "solver chooses lambda by leave-one-curve-out (default) or GCV from its "
+                                     "statistics; use lam='loo', 'gcv', a number or a grid")
+                est = self._estimator(kernel, solver, grid if how != "fixed" else lam_value)
+                fit_approx(est, X, Y, criterion=how if how != "fixed" else "loo")
                 fitted_approx = est.approx_
                 lam_value = float(fitted_approx.lam_)
-                edge = how == "gcv" and check_edge(grid, int(np.argmin(fitted_approx.gcv_)), "gcv", stacklevel=4)
+                edge = how != "fixed" and check_edge(grid, int(np.argmin(fitted_approx.scores_)), how,
+                                                     stacklevel=4)
                 reason = f"{reason}; input kernel approximated: {fitted_approx.approx_description_}"
             elif how == "cv":
                 est0 = self._estimator(kernel, solver, float(grid[0]))
@@ -278,36 +356,81 @@ class FunctionalRegression:
                 lam_value = cv_result["best_lam"]
                 est = est0.set_params(**best, lam=lam_value)
                 edge = check_edge(grid, cv_result["best_index"][1], "cv", stacklevel=4)
-            else:
-                est = self._estimator(kernel, solver, float(grid[0]) if how != "fixed" else lam_value)
-                if how in {"gcv", "loo"}:
-                    proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]))
-                    proxy.fit(X, Y)
-                    criteria = _criteria(proxy, Y, grid, loo=how == "loo")
-                    idx, lam_value = criteria.best(how)
-                    edge = check_edge(grid, idx, how, stacklevel=4)
-                    if solver != "eig":
-                        notes.append(f"lambda chosen by {how.upper()} of the closed-form ridge, a proxy for "
-                                     f"solver={solver!r}; use lam='cv' for a direct choice")
-                    if solver == "eig":
-                        _set_lambda(proxy, lam_value)  # same as refitting: the decomposition serves every lambda
-                    else:
-                        est.set_params(lam=lam_value).fit(X, Y)
-                else:
-                    edge = False
-                    est.fit(X, Y)
-            if how == "cv":
                 est.fit(X, Y)
-        for w in caught:  # every warning goes into the summary's notes; unexpected ones are re-raised too
-            notes.append(str(w.message))
-            if "missing input values by linear interpolation" not in str(w.message):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            else:
+                # the closed-form square-loss ridge scores every candidate (a stand-in for other losses/solvers)
+                lams = grid if how != "fixed" else np.array([lam_value])
+                proxy = self._estimator(kernel, "eig", float(lams[0]), loss="square").fit(X, Y)
+                tuning, kernels, output_matrix = self._tune(proxy, kernels, Y, lams, how)
+                edge = False
+                if tuning is not None:
+                    lam_value, idx = tuning.lam, tuning.index[2]
+                    if tuning.terms or not np.isnan(tuning.b):  # something else than lambda was tuned
+                        kernel = combine_kernels(kernels, self.parsed.terms, self.combine)
+                        proxy = self._estimator(kernel, "eig", lam_value, output_matrix, loss="square").fit(X, Y)
+                if how != "fixed":
+                    edge = check_edge(grid, idx, how, stacklevel=4)
+                if solver == "eig":  # square loss (routing): the stand-in is the fit
+                    est = proxy
+                    _set_lambda(est, lam_value)  # same as refitting: the decomposition serves every lambda
+                else:
+                    if how != "fixed" or tuning is not None:
+                        notes.append(f"hyper-parameters chosen by {how.upper()} of the closed-form square-loss "
+                                     f"ridge, a stand-in for solver={solver!r}; use lam='cv' for a direct choice")
+                    est = self._estimator(kernel, solver, lam_value, output_matrix).fit(X, Y)
+        for w_ in caught:  # every warning goes into the summary's notes; unexpected ones are re-raised too
+            notes.append(str(w_.message))
+            if "missing input values by linear interpolation" not in str(w_.message):
+                warnings.warn_explicit(w_.message, w_.category, w_.filename, w_.lineno)
         lam_how = {"gcv": "GCV", "loo": "leave-one-curve-out", "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(
             model=self, estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam_value,
             lam_how=lam_how, lam_grid=grid if how != "fixed" else None, criteria=criteria, cv_result=cv_result,
-            lam_on_edge=bool(edge), notes=notes, fit_seconds=time.perf_counter() - t0,
+            lam_on_edge=bool(edge), notes=notes, fit_seconds=time.perf_counter() - t0, tuning=tuning,
         )
+
+    def _lam_spec(self) -> tuple[str, np.ndarray, float]:
+        """How lambda is chosen ("loo", "gcv", "cv", "fixed"), its grid and the fixed value (NaN if none)."""
+        lam_spec = self.lam
+        grid = np.asarray(self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
+        lam_value = float("nan")
+        if isinstance(lam_spec, str):
+            how = lam_spec.lower()
+            if how not in {"gcv", "loo", "cv"}:
+                raise ValueError(f"lam must be 'loo', 'gcv', 'cv', a number > 0 or a grid, got {lam_spec!r}")
+        elif np.ndim(lam_spec) == 0:
+            how = "fixed"
+            lam_value = float(lam_spec)
+            if not np.isfinite(lam_value) or lam_value <= 0:
+                raise ValueError(f"lam must be a number > 0, got {lam_spec}")
+        else:
+            how = "loo"
+            grid = np.asarray(lam_spec, dtype=float)
+        if np.any(~np.isfinite(grid)) or np.any(grid <= 0):
+            raise ValueError("every lambda of the grid (lam_grid or lam) must be a finite number > 0")
+        return how, grid, lam_value
+
+
+def _sq_distances(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """Squared (weighted L2) distances between rows, as the Gaussian kernel uses them."""
+    from scipy.spatial.distance import cdist
+
+    X = np.asarray(values, dtype=float)
+    X = X[:, None] if X.ndim == 1 else X
+    if weights is not None:
+        X = X * np.sqrt(np.asarray(weights, dtype=float))
+    return cdist(X, X, "sqeuclidean")
+
+
+def _centred_response(est: KPLRegressor, Y: xr.DataArray) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Centred observations, integration weights and atoms on the grid of a fitted closed-form estimator."""
+    from .preprocessing import prepare_response
+
+    obs, info = prepare_response(Y, None, est.response_info_.domain)
+    if est.mean_ is not None:
+        obs = obs.with_values(obs.value - est.mean_(obs.location))
+    w, _ = integration_weights(obs, info.domain, est.integration_)
+    return obs, w, est.dictionary_.evaluate(obs.grid)
 
 
 def _set_lambda(est: KPLRegressor, lam: float) -> None:
@@ -321,12 +444,5 @@ def _set_lambda(est: KPLRegressor, lam: float) -> None:
 
 def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, loo: bool = True):
     """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator."""
-    from .preprocessing import prepare_response
-
-    obs, info = prepare_response(Y, None, est.response_info_.domain)
-    if est.mean_ is not None:
-        obs = obs.with_values(obs.value - est.mean_(obs.location))
-    w, _ = integration_weights(obs, info.domain, est.integration_)
-    phi = est.dictionary_.evaluate(obs.grid)
+    obs, w, phi = _centred_response(est, Y)
     return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)
-

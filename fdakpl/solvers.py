@@ -31,6 +31,7 @@ __all__ = [
     "project_observations",
     "ridge_coef",
     "ridge_sylvester",
+    "sym_sqrt",
 ]
 
 
@@ -67,8 +68,15 @@ def project_observations(obs: Observations, phi_at: np.ndarray, weights: np.ndar
     return np.asarray(S @ phi_at)
 
 
-def _sym_sqrt(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``B^{1/2}`` and ``B^{-1/2}`` of a symmetric positive definite matrix."""
+def sym_sqrt(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``B^{1/2}`` and ``B^{-1/2}`` of a symmetric positive definite matrix.
+
+    Examples
+    --------
+    >>> sym_sqrt(np.diag([4.0, 1.0]))[0]
+    array([[2., 0.],
+           [0., 1.]])
+    """
     if np.count_nonzero(B - np.diag(np.diag(B))) == 0:
         d = np.diag(B)
         return np.diag(np.sqrt(d)), np.diag(1.0 / np.sqrt(d))
@@ -125,7 +133,7 @@ def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray) -> Rid
         raise ValueError(f"shape mismatch: K {K.shape}, G {G.shape}, B {B.shape}, N {N.shape}")
     s, U = np.linalg.eigh(0.5 * (K + K.T))
     s = np.clip(s, 0.0, None)
-    Bh, Bmh = _sym_sqrt(B)
+    Bh, Bmh = sym_sqrt(B)
     C = Bh @ G @ Bh
     e, V = np.linalg.eigh(0.5 * (C + C.T))
     e = np.clip(e, 0.0, None)

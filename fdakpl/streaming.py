@@ -46,6 +46,8 @@ __all__ = [
     "PredictContext",
     "Response",
     "StatsContext",
+    "block_features",
+    "reduce_pass",
     "as_inputs",
     "as_response",
     "is_dask",
@@ -479,10 +481,8 @@ def chunk_nu(ctx: StatsContext, y: np.ndarray, start: int = 0) -> np.ndarray:
 
 
 def _block_stats(ctx: StatsContext, start: int, limit: bool, *blocks: Any) -> np.ndarray:
+    Z, N = block_features(ctx, start, limit, *blocks)
     with _blas_limit(limit):
-        Xv = ctx.layout.assemble(blocks[:-1], start)
-        Z = ctx.features.transform(Xv, ctx.layout.weights)
-        N = chunk_nu(ctx, blocks[-1], start)
         F = np.concatenate([Z, N], axis=1)
         return F.T @ F
 
@@ -504,23 +504,51 @@ def stats_pass(plan: ChunkPlan, ctx: StatsContext, progress: bool | None = None)
     """
     from .approx import SufficientStats
 
+    T = reduce_pass(plan, _block_stats, ctx, progress, "sufficient statistics")
+    return SufficientStats(np.asarray(T), int(plan.bounds[-1][1]), int(ctx.features.n_features_))
+
+
+def reduce_pass(plan: ChunkPlan, fn: Any, ctx: Any, progress: bool | None = None, desc: str = "pass") -> Any:
+    """Sum of the arrays ``fn(ctx, start, limit_blas, *blocks)`` over the chunks (NumPy loop or dask tree).
+
+    Examples
+    --------
+    >>> inp, resp = as_inputs(np.zeros((5, 1))), as_response(np.ones((5, 2)))
+    >>> reduce_pass(ChunkPlan.of(inp, resp, 2), lambda c, s, lim, x, y: np.nansum(y, axis=0), None)
+    array([5., 5.])
+    """
     if not plan.has_response:
-        raise ValueError("stats_pass needs a plan with a response")
-    r = int(ctx.features.n_features_)
+        raise ValueError("a pass over the samples needs a plan with a response")
     blocks = plan.blocks()
     if not plan.dask:
-        T = None
-        for (s, _), b in zip(plan.bounds, _progress(blocks, "sufficient statistics", progress), strict=True):
-            part = _block_stats(ctx, s, False, *b)
-            T = part if T is None else T + part
-    else:
-        from dask import delayed
+        out = None
+        for (s, _), b in zip(plan.bounds, _progress(blocks, desc, progress), strict=True):
+            part = fn(ctx, s, False, *b)
+            out = part if out is None else out + part
+        return out
+    from dask import delayed
 
-        shared = _shared(ctx)
-        parts = [delayed(_block_stats)(shared, s, True, *b) for (s, _), b in zip(plan.bounds, blocks, strict=True)]
-        T = _compute(_tree_sum(parts), progress)
-    n = plan.bounds[-1][1]
-    return SufficientStats(np.asarray(T), int(n), r)
+    shared = _shared(ctx)
+    parts = [delayed(fn)(shared, s, True, *b) for (s, _), b in zip(plan.bounds, blocks, strict=True)]
+    return _compute(_tree_sum(parts), progress)
+
+
+def block_features(ctx: StatsContext, start: int, limit: bool, *blocks: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Features ``Z`` and inner products ``N`` of one chunk (one BLAS thread if ``limit``).
+
+    Examples
+    --------
+    >>> from fdakpl.approx import Nystroem
+    >>> from fdakpl.kernels import Gaussian
+    >>> inp = as_inputs(np.zeros((3, 1)))
+    >>> fm = Nystroem(1).fit(Gaussian(), inp.take, 3)
+    >>> ctx = StatsContext(fm, inp.layout, None, np.ones((2, 1)), np.array([0.5, 0.5]), 1.0, "quadrature")
+    >>> [a.shape for a in block_features(ctx, 0, False, np.zeros((3, 1)), np.ones((3, 2)))]
+    [(3, 1), (3, 1)]
+    """
+    with _blas_limit(limit):
+        Xv = ctx.layout.assemble(blocks[:-1], start)
+        return ctx.features.transform(Xv, ctx.layout.weights), chunk_nu(ctx, blocks[-1], start)
 
 
 # --------------------------------------------------------------------------

@@ -106,6 +106,12 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
         ("lambda", res.lam),
         ("lambda chosen by", res.lam_how),
     ]
+    tun = getattr(res, "tuning", None)
+    if tun is not None:  # hyper-parameters chosen jointly with lambda (fdakpl.tuning)
+        for t, m in zip(tun.terms, tun.multiples, strict=True):
+            model_rows.append((f"Width of {t}", f"{res.kernels[t].sigma:.3g} = {m:g} x median (chosen)"))
+        if not np.isnan(tun.b):
+            model_rows.append(("b (scale decay)", f"{tun.b:g} (chosen)"))
     r2p = res.r2_pointwise.values
     fit_rows = [
         ("Integrated R2", res.r2),
