@@ -51,7 +51,7 @@ class FunctionalRegression:
         K-fold CV (``cv`` folds, over ``lam_grid`` and ``param_grid``), a number, or a grid
         (chosen by leave-one-curve-out).
     lam_grid : sequence, optional
-        Grid for the criteria (default ``geomspace(1e-8, 1, 41)``).
+        Grid for the criteria (default ``geomspace(1e-8, 1, 21)``).
     width_grid : "auto", sequence of float or None
         Multiples of the median-heuristic width tried for every Gaussian term whose kernel is not
         given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", or
@@ -266,7 +266,8 @@ class FunctionalRegression:
         crit = "GCV" if how == "gcv" else "leave-one-curve-out"
         for t, m in zip(terms, res.multiples, strict=True):
             warn_on_edge(f"width of {t!r} ({m:g} x the median heuristic)", widths, int(np.argmin(np.abs(widths - m))),
-                         crit, "width_grid=[...], multiples of the median heuristic", stacklevel=5)
+                         crit, "width_grid=[...], multiples of the median heuristic", stacklevel=5,
+                         lower_is_natural=isinstance(self.width_grid, str))  # default grid: see DEFAULT_WIDTH_...
         if tune_b:
             warn_on_edge("scale decay b", bs, res.index[1], crit, "b_grid=[...]", lower_is_natural=True, stacklevel=5)
         chosen = dict(kernels)
@@ -367,7 +368,7 @@ class FunctionalRegression:
                     lam_value, idx = tuning.lam, tuning.index[2]
                     if tuning.terms or not np.isnan(tuning.b):  # something else than lambda was tuned
                         kernel = combine_kernels(kernels, self.parsed.terms, self.combine)
-                        proxy = self._estimator(kernel, "eig", lam_value, output_matrix, loss="square").fit(X, Y)
+                        _move_to(proxy, kernel, output_matrix, lam_value)
                 if how != "fixed":
                     edge = check_edge(grid, idx, how, stacklevel=4)
                 if solver == "eig":  # square loss (routing): the stand-in is the fit
@@ -431,6 +432,22 @@ def _centred_response(est: KPLRegressor, Y: xr.DataArray) -> tuple[Any, np.ndarr
         obs = obs.with_values(obs.value - est.mean_(obs.location))
     w, _ = integration_weights(obs, info.domain, est.integration_)
     return obs, w, est.dictionary_.evaluate(obs.grid)
+
+
+def _move_to(est: KPLRegressor, kernel: Kernel, output_matrix: Any, lam: float) -> None:
+    """Refit a fitted closed-form estimator with another kernel and ``B`` (exactly what ``fit`` would give).
+
+    The centring, dictionary, integration weights and inner products do not depend on them,
+    so only the kernel matrix and the decompositions are recomputed.
+    """
+    from .kernels import check_spd, make_output_matrix
+    from .solvers import decompose
+
+    B = check_spd(make_output_matrix(output_matrix).matrix(est.dictionary_.scales_), "output_matrix")
+    est.set_params(kernel=kernel, output_matrix=output_matrix)
+    est.K_, est.B_ = kernel(est.X_fit_, None, est.X_weights_), B
+    est.decomposition_ = decompose(est.K_, est.gram_, B, est.nu_)
+    _set_lambda(est, lam)
 
 
 def _set_lambda(est: KPLRegressor, lam: float) -> None:

@@ -51,10 +51,12 @@ __all__ = [
     "warn_on_edge",
 ]
 
-#: default multiples of the median-heuristic width of every Gaussian term (see the guide's tuning page)
-DEFAULT_WIDTH_MULTIPLES = np.array([0.5, 1.0, 2.0, 4.0, 8.0, 16.0])
+#: default multiples of the median-heuristic width of every Gaussian term, chosen by held-out error on DTI
+#: (benchmarks/results/tuning_grids.json; the guide's tuning page): curve-level LOO prefers narrower
+#: kernels than held-out error does there, so the grid starts at 4 and its lower end raises no warning
+DEFAULT_WIDTH_MULTIPLES = np.array([4.0, 8.0, 16.0])
 #: default scale decays ``b`` of ``B = diag(b^-scale)`` for dictionaries with scales (1 = identity)
-DEFAULT_B_GRID = np.array([1.0, 1.25, 1.5, 2.0])
+DEFAULT_B_GRID = np.array([1.0, 1.5, 2.0])
 
 
 @dataclass(frozen=True)
@@ -70,10 +72,15 @@ class CurveQuadratics:
     M : numpy.ndarray, shape (n, d, d), or (d, d) when every curve shares it
         ``sum_p c_ip phi(theta_ip) phi(theta_ip)^T`` (fully observed curves on
         quadrature weights share one matrix).
+    W, phi : numpy.ndarray or None
+        For curves on a common grid: the weights ``(n, m)`` (0 where unobserved) and the
+        atoms on the grid ``(m, d)``, so that ``M_i = phi^T diag(W_i) phi``.
     """
 
     yy: np.ndarray
     M: np.ndarray
+    W: np.ndarray | None = None
+    phi: np.ndarray | None = None
 
     @property
     def shared(self) -> bool:
@@ -83,6 +90,10 @@ class CurveQuadratics:
         """``P^T M_i P`` for every curve (or once when shared)."""
         if self.shared:
             return P.T @ self.M @ P
+        if self.W is not None and self.phi is not None:  # one (n, m) x (m, d^2) product
+            F = self.phi @ P
+            d = F.shape[1]
+            return (self.W @ (F[:, :, None] * F[:, None, :]).reshape(-1, d * d)).reshape(-1, d, d)
         return np.einsum("dk,ndf,fl->nkl", P, self.M, P, optimize=True)
 
 
@@ -106,14 +117,19 @@ def curve_quadratics(obs: Observations, phi_obs: np.ndarray, weights: np.ndarray
     """
     n = obs.n_samples
     on_grid = obs.grid is not None and obs.grid_index is not None and phi_obs.shape[0] == obs.grid.size
-    pts = phi_obs[obs.grid_index] if on_grid else phi_obs
     yy = np.bincount(obs.index, weights=weights * obs.value**2, minlength=n)
-    if on_grid and obs.fully_observed and np.allclose(weights.reshape(n, -1), weights[: obs.grid.size]):
-        w = weights[: obs.grid.size]
-        return CurveQuadratics(yy, (phi_obs * w[:, None]).T @ phi_obs)
-    d = pts.shape[1]
+    if on_grid:
+        assert obs.grid is not None and obs.grid_index is not None
+        W = np.zeros((n, obs.grid.size))
+        W[obs.index, obs.grid_index] = weights
+        d = phi_obs.shape[1]
+        if obs.fully_observed and np.allclose(W, W[0]):
+            return CurveQuadratics(yy, (phi_obs * W[0][:, None]).T @ phi_obs)
+        M = (W @ (phi_obs[:, :, None] * phi_obs[:, None, :]).reshape(-1, d * d)).reshape(n, d, d)
+        return CurveQuadratics(yy, M, W, phi_obs)
+    d = phi_obs.shape[1]
     S = sp.csr_matrix((weights, (obs.index, np.arange(obs.index.size))), shape=(n, obs.index.size))
-    M = np.asarray(S @ (pts[:, :, None] * pts[:, None, :]).reshape(-1, d * d)).reshape(n, d, d)
+    M = np.asarray(S @ (phi_obs[:, :, None] * phi_obs[:, None, :]).reshape(-1, d * d)).reshape(n, d, d)
     return CurveQuadratics(yy, M)
 
 
@@ -128,18 +144,18 @@ def _loo_errors(s: np.ndarray, U: np.ndarray, e: np.ndarray, NP: np.ndarray, Mro
     for start in range(0, lams.size, block):
         lam_b = lams[start:start + block]
         L = lam_b.size
-        denom = np.outer(s, e)[None] + n * lam_b[:, None, None]  # (L, n, d)
-        sd = s[None, :, None] / denom
-        R = (U @ np.ascontiguousarray((sd * UtNP[None]).transpose(1, 0, 2)).reshape(n, L * d)).reshape(n, L, d)
-        T = (Q @ np.ascontiguousarray(sd.transpose(1, 0, 2)).reshape(n, L * d)).reshape(n, L, d)
-        lev = T * e  # leverages of the decoupled ridge problems, in [0, 1)
+        sd = np.outer(s, e)[:, None, :] + (n * lam_b)[None, :, None]  # (n, L, d), the layout of the products
+        np.divide(s[:, None, None], sd, out=sd)  # s_k / (s_k e_l + n lam)
+        R = (U @ (sd * UtNP[:, None, :]).reshape(n, L * d)).reshape(n, L, d)
+        T = (Q @ sd.reshape(n, L * d)).reshape(n, L, d)
         C = NP[:, None, :] - e * R  # g
         C *= T
-        C /= 1.0 - lev
-        np.subtract(R, C, out=C)  # R - t g / (1 - e t)
+        T *= e
+        np.subtract(1.0, T, out=T)
+        C /= T
+        np.subtract(R, C, out=C)  # R - t g / (1 - e t): the left-out fits
         lin = np.einsum("nld,nd->nl", C, NP)
-        quad = np.einsum("nld,nld->nl", C @ Mrot, C) if Mrot.ndim == 2 else \
-            np.einsum("nld,nld->nl", np.matmul(C, Mrot), C)
+        quad = np.einsum("nld,nld->nl", C @ Mrot if Mrot.ndim == 2 else np.matmul(C, Mrot), C)
         out[start:start + block] = np.mean(yy[:, None] - 2.0 * lin + quad, axis=0)
     return out
 
