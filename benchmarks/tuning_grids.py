@@ -12,8 +12,11 @@ lambda grid and the test error at every lambda are computed in closed form. Sele
 rules (criterion x sub-grid) are then evaluated offline on the same numbers: the
 test error of the (width, b, lambda) each rule picks, and the oracle (best in hindsight).
 
-Writes ``benchmarks/results/tuning_grids.json``. Run (about a minute, one core):
-``OMP_NUM_THREADS=1 python benchmarks/tuning_grids.py``.
+Writes ``benchmarks/results/tuning_grids.json``. Run (a few minutes, one core):
+``OMP_NUM_THREADS=1 python benchmarks/tuning_grids.py``. Paired differences against the mgcv
+reference need its per-split errors from ``benchmarks/accuracy.py`` (``results/accuracy.json``,
+or the file named by ``FDAKPL_ACCURACY_JSON``). ``FDAKPL_TUNING_CACHE=<file>.npz`` stores (or
+reuses) the per-split criterion and error arrays.
 """
 
 from __future__ import annotations
@@ -151,7 +154,8 @@ def main() -> None:
         "GCV, widths x2 {0.5..16}, b {1,1.25,1.5,2}": ("gcv", idx([0.5, 1, 2, 4, 8, 16], WIDTHS),
                                                      idx([1, 1.25, 1.5, 2], BS), default_lams),
     }
-    acc = Path(__file__).parent / "results" / "accuracy.json"  # per-split mgcv errors (benchmarks/accuracy.py)
+    # per-split errors of the mgcv linear reference, written by benchmarks/accuracy.py (same splits)
+    acc = Path(os.environ.get("FDAKPL_ACCURACY_JSON", Path(__file__).parent / "results" / "accuracy.json"))
     mgcv = None
     if acc.exists():
         mgcv = np.asarray(json.loads(acc.read_text())["datasets"]["dti"]["errors"]["mgcv"], dtype=float)
