@@ -71,8 +71,8 @@ _KIND_RESULTS = "fdakpl.results"
 _KIND_ESTIMATOR = "fdakpl.estimator"
 _STATE_VAR = "fdakpl_state"
 _PREFIX = "fdakpl."
-_MODULES = ("kernels", "dictionaries", "losses", "preprocessing", "solvers", "selection", "estimator", "approx",
-            "regression", "results")
+_MODULES = ("kernels", "dictionaries", "losses", "preprocessing", "solvers", "selection", "tuning", "estimator",
+            "approx", "regression", "results")
 #: classes that hold user code and therefore cannot be stored without pickle
 _DENY = {"fdakpl.losses.CustomLoss"}
 #: attributes recomputed at load time instead of stored

@@ -17,7 +17,14 @@ from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, par
 from .functional import validate_functional
 from .kernels import Gaussian, Kernel, ScaleDecay
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
-from .tuning import DEFAULT_B_GRID, DEFAULT_WIDTH_MULTIPLES, TuningResult, curve_quadratics, tune_closed_form, warn_on_edge
+from .tuning import (
+    DEFAULT_B_GRID,
+    DEFAULT_WIDTH_MULTIPLES,
+    TuningResult,
+    curve_quadratics,
+    tune_closed_form,
+    warn_on_edge,
+)
 
 __all__ = ["FunctionalRegression"]
 
@@ -407,8 +414,10 @@ class FunctionalRegression:
         else:
             how = "loo"
             grid = np.asarray(lam_spec, dtype=float)
-        if np.any(~np.isfinite(grid)) or np.any(grid <= 0):
-            raise ValueError("every lambda of the grid (lam_grid or lam) must be a finite number > 0")
+        bad = grid[~np.isfinite(grid) | (grid <= 0)] if grid.ndim == 1 else grid.ravel()
+        if bad.size or grid.size == 0:
+            raise ValueError(f"lam must be a finite number > 0, got {bad[0] if bad.size else 'an empty grid'} "
+                             "(in the lambda grid: lam_grid= or lam=)")
         return how, grid, lam_value
 
 

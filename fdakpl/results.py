@@ -73,12 +73,14 @@ class FunctionalRegressionResults:
         None for fixed lambda, K-fold CV and the approximate solver.
         """
         est = self.estimator
-        if (self._criteria_path is None and self.lam_grid is not None and self.cv_result is None
+        path = self.__dict__.get("_criteria_path", self.__dict__.get("criteria"))  # files saved before the lazy path
+        if (path is None and self.lam_grid is not None and self.cv_result is None
                 and getattr(est, "decomposition_", None) is not None):
             from .regression import _criteria
 
-            self._criteria_path = _criteria(est, self.response, self.lam_grid)
-        return self._criteria_path
+            path = _criteria(est, self.response, self.lam_grid)
+        self._criteria_path = path
+        return path
 
     # ------------------------------------------------------------------ data views
     @property

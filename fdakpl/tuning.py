@@ -39,14 +39,14 @@ from .solvers import RidgeDecomposition, sym_sqrt
 __all__ = [
     "DEFAULT_B_GRID",
     "DEFAULT_WIDTH_MULTIPLES",
+    "CurveQuadratics",
+    "TuningResult",
     "chunk_quadratics",
+    "curve_loo_path",
+    "curve_quadratics",
     "primal_loo_block",
     "primal_loo_terms",
     "product_grid",
-    "CurveQuadratics",
-    "TuningResult",
-    "curve_loo_path",
-    "curve_quadratics",
     "tune_closed_form",
     "warn_on_edge",
 ]
@@ -361,7 +361,7 @@ def tune_closed_form(kernel_matrix: Callable[[tuple[float, ...]], np.ndarray], w
         s, U = np.linalg.eigh(0.5 * (K + K.T))
         s = np.clip(s, 0.0, None)
         out = np.empty((b_grid.size, lams.size))
-        for j, (B, Bh, e, V, P, NP, Mrot) in enumerate(per_b):
+        for j, (B, Bh, e, V, _P, NP, Mrot) in enumerate(per_b):
             if score_path is None:
                 out[j] = _loo_errors(s, U, e, NP, Mrot, quad.yy, lams)  # type: ignore[union-attr]
             else:
@@ -379,7 +379,7 @@ def tune_closed_form(kernel_matrix: Callable[[tuple[float, ...]], np.ndarray], w
         best = min(common, key=lambda c: float(np.nanmin(scores_of(c))))
         cur = list(best)
         for t in range(n_terms):
-            opts = [tuple(cur[:t] + [m] + cur[t + 1:]) for m in grid]
+            opts = [(*cur[:t], m, *cur[t + 1:]) for m in grid]
             cur = list(min(opts, key=lambda c: float(np.nanmin(scores_of(c)))))
     candidates = list(cache)
     scores = np.stack([cache[c] for c in candidates])
