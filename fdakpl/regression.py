@@ -383,8 +383,9 @@ class FunctionalRegression:
                     _set_lambda(est, lam_value)  # same as refitting: the decomposition serves every lambda
                 else:
                     if how != "fixed" or tuning is not None:
-                        notes.append(f"hyper-parameters chosen by {how.upper()} of the closed-form square-loss "
-                                     f"ridge, a stand-in for solver={solver!r}; use lam='cv' for a direct choice")
+                        crit = "LOO" if how in {"loo", "fixed"} else how.upper()
+                        notes.append(f"hyper-parameters chosen by {crit} of the closed-form square-loss ridge, a "
+                                     f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
                     est = self._estimator(kernel, solver, lam_value, output_matrix).fit(X, Y)
         for w_ in caught:  # every warning goes into the summary's notes; unexpected ones are re-raised too
             notes.append(str(w_.message))
