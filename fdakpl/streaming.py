@@ -48,7 +48,6 @@ __all__ = [
     "StatsContext",
     "as_inputs",
     "as_response",
-    "block_features",
     "is_dask",
     "mean_pass",
     "predict_pass",
@@ -481,9 +480,9 @@ def chunk_nu(ctx: StatsContext, y: np.ndarray, start: int = 0) -> np.ndarray:
 
 
 def _block_stats(ctx: StatsContext, start: int, limit: bool, *blocks: Any) -> np.ndarray:
-    Z, N = block_features(ctx, start, limit, *blocks)
     with _blas_limit(limit):
-        F = np.concatenate([Z, N], axis=1)
+        Xv = ctx.layout.assemble(blocks[:-1], start)
+        F = np.concatenate([ctx.features.transform(Xv, ctx.layout.weights), chunk_nu(ctx, blocks[-1], start)], axis=1)
         return F.T @ F
 
 
@@ -531,24 +530,6 @@ def reduce_pass(plan: ChunkPlan, fn: Any, ctx: Any, progress: bool | None = None
     shared = _shared(ctx)
     parts = [delayed(fn)(shared, s, True, *b) for (s, _), b in zip(plan.bounds, blocks, strict=True)]
     return _compute(_tree_sum(parts), progress)
-
-
-def block_features(ctx: StatsContext, start: int, limit: bool, *blocks: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Features ``Z`` and inner products ``N`` of one chunk (one BLAS thread if ``limit``).
-
-    Examples
-    --------
-    >>> from fdakpl.approx import Nystroem
-    >>> from fdakpl.kernels import Gaussian
-    >>> inp = as_inputs(np.zeros((3, 1)))
-    >>> fm = Nystroem(1).fit(Gaussian(), inp.take, 3)
-    >>> ctx = StatsContext(fm, inp.layout, None, np.ones((2, 1)), np.array([0.5, 0.5]), 1.0, "quadrature")
-    >>> [a.shape for a in block_features(ctx, 0, False, np.zeros((3, 1)), np.ones((3, 2)))]
-    [(3, 1), (3, 1)]
-    """
-    with _blas_limit(limit):
-        Xv = ctx.layout.assemble(blocks[:-1], start)
-        return ctx.features.transform(Xv, ctx.layout.weights), chunk_nu(ctx, blocks[-1], start)
 
 
 # --------------------------------------------------------------------------

@@ -494,11 +494,17 @@ def primal_loo_block(ctx: tuple, start: int, limit: bool, *blocks: np.ndarray) -
     >>> primal_loo_block((sc, dec, np.array([1.0])), 0, False, X, Y).shape
     (1,)
     """
-    from .streaming import block_features
+    from contextlib import nullcontext
+
+    from threadpoolctl import threadpool_limits
+
+    from .streaming import chunk_nu
 
     sctx, primal, lams = ctx
-    Z, N = block_features(sctx, start, limit, *blocks)
-    phiP = sctx.phi @ (primal.B_half @ primal.V)
-    yy, Mrot = chunk_quadratics(np.asarray(blocks[-1], dtype=float), sctx.mean, phiP, sctx.quad_weights,
-                                sctx.length, sctx.mode)
-    return primal_loo_terms(Z, N, yy, Mrot, primal, lams)
+    with threadpool_limits(1) if limit else nullcontext():  # dask tasks: one BLAS thread each
+        Z = sctx.features.transform(sctx.layout.assemble(blocks[:-1], start), sctx.layout.weights)
+        N = chunk_nu(sctx, blocks[-1], start)
+        phiP = sctx.phi @ (primal.B_half @ primal.V)
+        yy, Mrot = chunk_quadratics(np.asarray(blocks[-1], dtype=float), sctx.mean, phiP, sctx.quad_weights,
+                                    sctx.length, sctx.mode)
+        return primal_loo_terms(Z, N, yy, Mrot, primal, lams)

@@ -215,3 +215,21 @@ def test_bad_grids_name_the_argument(rng):
         FunctionalRegression("y ~ x", _dataset(Xc, Y, grid), width_grid=[0.0, 1.0], progress=False).fit()
     with pytest.raises(ValueError, match="b_grid"):
         FunctionalRegression("y ~ x", _dataset(Xc, Y, grid), b_grid="wide", progress=False).fit()
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3])
+def test_primal_loo_same_in_chunks_and_on_dask(rng, tmp_path, missing):
+    dask = pytest.importorskip("dask")
+    X, Y, grid = make_problem(rng, n=60, m=15, missing=missing)
+    ds = xr.Dataset({"x": (("sample", "p"), X), "y": (("sample", "t"), Y)}, coords={"t": grid})
+    kw = dict(dictionary=Fourier(2), kernel=Gaussian(0.8), output_matrix=1.5, lam=LAMS,
+              approx=Nystroem(20, random_state=0), progress=False)
+    one = ApproxKPLRegressor(**kw, chunk_size=1000).fit(ds.x, ds.y)
+    many = ApproxKPLRegressor(**kw, chunk_size=7).fit(ds.x, ds.y)
+    np.testing.assert_allclose(many.scores_, one.scores_, rtol=1e-10)
+    ds.to_netcdf(tmp_path / "c.nc")
+    with xr.open_dataset(tmp_path / "c.nc", chunks={"sample": 13}) as lazy:
+        assert dask.is_dask_collection(lazy.y.data)
+        lazy_fit = ApproxKPLRegressor(**kw).fit(lazy.x, lazy.y)
+    np.testing.assert_allclose(lazy_fit.scores_, one.scores_, rtol=1e-10)
+    assert lazy_fit.lam_ == one.lam_
