@@ -310,6 +310,21 @@ class FunctionalRegression:
             out.update({k: list(v) for k, v in grid.items()})  # raw KPLRegressor parameters
         return out
 
+    def _warn_cv_edges(self, pg: dict[str, list[Any]], best: dict[str, Any]) -> None:
+        """Edge warnings for the numeric hyper-parameters K-fold CV chose (levels, b, sigma, gamma)."""
+        grid = dict(self.param_grid or {})
+        crit = f"{self.cv}-fold-CV"
+        keys = {"b": "output_matrix", "sigma": "kernel", "gamma": "loss", "levels": "dictionary"}
+        for key, param in keys.items():
+            if key not in grid or param not in best or len(grid[key]) < 2:
+                continue
+            vals = [float(v) for v in grid[key]]
+            pos = next(i for i, v in enumerate(pg[param]) if v is best[param])  # same objects as the grid's
+            if key == "levels":  # dictionaries are the product (dictionary names) x (levels)
+                pos %= len(vals)
+            warn_on_edge(key if key != "b" else "scale decay b", vals, pos, crit, f"param_grid={{{key!r}: [...]}}",
+                         lower_is_natural=key == "b" and min(vals) <= 1.0, stacklevel=6)
+
     # ------------------------------------------------------------------ fit
     def fit(self) -> Any:
         """Fit the model and return a :class:`~fdakpl.results.FunctionalRegressionResults`.
@@ -364,6 +379,7 @@ class FunctionalRegression:
                 lam_value = cv_result["best_lam"]
                 est = est0.set_params(**best, lam=lam_value)
                 edge = check_edge(grid, cv_result["best_index"][1], "cv", stacklevel=4)
+                self._warn_cv_edges(pg, best)
                 est.fit(X, Y)
             else:
                 # the closed-form square-loss ridge scores every candidate (a stand-in for other losses/solvers)

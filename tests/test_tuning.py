@@ -233,3 +233,15 @@ def test_primal_loo_same_in_chunks_and_on_dask(rng, tmp_path, missing):
         lazy_fit = ApproxKPLRegressor(**kw).fit(lazy.x, lazy.y)
     np.testing.assert_allclose(lazy_fit.scores_, one.scores_, rtol=1e-10)
     assert lazy_fit.lam_ == one.lam_
+
+
+def test_cv_warns_when_a_tuned_parameter_is_on_its_grid_edge(rng):
+    Xc, Y, grid = _curve_problem(rng, n=20)
+    ds = _dataset(Xc, Y, grid)
+    with pytest.warns(UserWarning) as rec:
+        res = FunctionalRegression("y ~ x", ds, dictionary=Fourier(3), lam="cv", lam_grid=[1e-4, 1e-3, 1e-2],
+                                   param_grid={"sigma": [1e-3, 2e-3], "b": [1.0, 1.5]}, n_jobs=1, random_state=0,
+                                   progress=False).fit()
+    msgs = " | ".join(str(r.message) for r in rec)
+    assert "5-fold-CV-chosen sigma" in msgs  # widths 1000 x too narrow: the wider one, on the top edge
+    assert res.cv_result["best_params"]["kernel"] is not None
