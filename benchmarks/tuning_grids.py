@@ -31,12 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from fdakpl import FunctionalRegression, datasets
+from fdakpl.data.preprocessing import prepare_inputs
 from fdakpl.formula import combine_kernels
 from fdakpl.kernels import Gaussian, ScaleDecay
-from fdakpl.preprocessing import prepare_inputs
 from fdakpl.regression import _centred_response
 from fdakpl.selection import ridge_path
-from fdakpl.solvers import ridge_coef
+from fdakpl.solvers.closed_form import ridge_coef
 from fdakpl.tuning import curve_loo_path, curve_quadratics
 
 OUT = Path(__file__).parent / "results" / "tuning_grids.json"

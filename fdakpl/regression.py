@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .data.functional import validate_functional
 from .dictionaries import Dictionary, make_dictionary
-from .estimator import KPLRegressor, integration_weights
+from .estimators.kpl import KPLRegressor, integration_weights
 from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, parse_formula
-from .functional import validate_functional
 from .kernels import Gaussian, Kernel, ScaleDecay
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
 from .tuning import (
@@ -94,7 +94,7 @@ class FunctionalRegression:
         Domain of the response curves (default: the range of its coordinate).
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
-        :class:`~fdakpl.estimator.KPLRegressor` when it supports it.
+        :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
 
     Examples
     --------
@@ -337,7 +337,7 @@ class FunctionalRegression:
         >>> res.lam_how
         'leave-one-curve-out'
         """
-        from .results import FunctionalRegressionResults
+        from .results.core import FunctionalRegressionResults
 
         t0 = time.perf_counter()
         notes: list[str] = []
@@ -356,7 +356,7 @@ class FunctionalRegression:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             if self.approx is not None:
-                from .approx import fit_approx
+                from .estimators.approx import fit_approx
 
                 if how == "cv":
                     raise ValueError(f"lam={self.lam!r} is not available with approx=: the approximate (primal) "
@@ -451,7 +451,7 @@ def _sq_distances(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
 
 def _centred_response(est: KPLRegressor, Y: xr.DataArray) -> tuple[Any, np.ndarray, np.ndarray]:
     """Centred observations, integration weights and atoms on the grid of a fitted closed-form estimator."""
-    from .preprocessing import prepare_response
+    from .data.preprocessing import prepare_response
 
     obs, info = prepare_response(Y, None, est.response_info_.domain)
     if est.mean_ is not None:
@@ -467,7 +467,7 @@ def _move_to(est: KPLRegressor, kernel: Kernel, output_matrix: Any, lam: float) 
     so only the kernel matrix and the decompositions are recomputed.
     """
     from .kernels import check_spd, make_output_matrix
-    from .solvers import decompose
+    from .solvers.closed_form import decompose
 
     B = check_spd(make_output_matrix(output_matrix).matrix(est.dictionary_.scales_), "output_matrix")
     est.set_params(kernel=kernel, output_matrix=output_matrix)
@@ -478,7 +478,7 @@ def _move_to(est: KPLRegressor, kernel: Kernel, output_matrix: Any, lam: float) 
 
 def _set_lambda(est: KPLRegressor, lam: float) -> None:
     """Move a fitted closed-form estimator to another lambda (exactly what a refit would give)."""
-    from .solvers import ridge_coef
+    from .solvers.closed_form import ridge_coef
 
     est.set_params(lam=float(lam))
     est.coef_ = ridge_coef(est.decomposition_, float(lam))

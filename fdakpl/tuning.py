@@ -33,8 +33,8 @@ from itertools import product
 import numpy as np
 import scipy.sparse as sp
 
-from .functional import Observations
-from .solvers import RidgeDecomposition, sym_sqrt
+from .data.functional import Observations
+from .solvers.closed_form import RidgeDecomposition, sym_sqrt
 
 __all__ = [
     "DEFAULT_B_GRID",
@@ -171,7 +171,7 @@ def curve_loo_path(dec: RidgeDecomposition, quad: CurveQuadratics, lams: Sequenc
     Parameters
     ----------
     dec : RidgeDecomposition
-        From :func:`fdakpl.solvers.decompose` on the (centred) training data.
+        From :func:`fdakpl.solvers.closed_form.decompose` on the (centred) training data.
     quad : CurveQuadratics
         From :func:`curve_quadratics` on the same data.
     lams : sequence of float
@@ -182,7 +182,7 @@ def curve_loo_path(dec: RidgeDecomposition, quad: CurveQuadratics, lams: Sequenc
 
     Examples
     --------
-    >>> from fdakpl.solvers import decompose
+    >>> from fdakpl.solvers.closed_form import decompose
     >>> rng = np.random.default_rng(0)
     >>> grid = np.linspace(0, 1, 6); phi = np.stack([np.ones(6), grid], axis=1)
     >>> Y = rng.normal(size=(8, 6)); obs = Observations.from_dense(Y, grid); w = np.full(48, 1 / 6)
@@ -420,7 +420,7 @@ def primal_loo_terms(Z: np.ndarray, N: np.ndarray, yy: np.ndarray, Mrot: np.ndar
     yy : numpy.ndarray, shape (b,)
     Mrot : numpy.ndarray, shape (b, d, d) or (d, d)
     primal : PrimalDecomposition
-        Of all the curves (:func:`fdakpl.approx.primal_decompose`).
+        Of all the curves (:func:`fdakpl.estimators.approx.primal_decompose`).
     lams : numpy.ndarray
 
     Returns
@@ -429,7 +429,7 @@ def primal_loo_terms(Z: np.ndarray, N: np.ndarray, yy: np.ndarray, Mrot: np.ndar
 
     Examples
     --------
-    >>> from fdakpl.approx import SufficientStats, primal_decompose
+    >>> from fdakpl.estimators.approx import SufficientStats, primal_decompose
     >>> rng = np.random.default_rng(0); Z = rng.normal(size=(10, 3)); N = rng.normal(size=(10, 2))
     >>> dec = primal_decompose(SufficientStats.from_chunk(Z, N), np.eye(2), np.eye(2))
     >>> primal_loo_terms(Z, N, (N ** 2).sum(1), np.eye(2), dec, np.array([0.1, 1.0])).shape
@@ -478,15 +478,15 @@ def chunk_quadratics(y: np.ndarray, mean: np.ndarray | None, phiP: np.ndarray, q
 
 
 def primal_loo_block(ctx: tuple, start: int, limit: bool, *blocks: np.ndarray) -> np.ndarray:
-    """One chunk's leave-one-curve-out sums (for :func:`fdakpl.streaming.reduce_pass`).
+    """One chunk's leave-one-curve-out sums (for :func:`fdakpl.solvers.streaming.reduce_pass`).
 
     ``ctx`` is ``(StatsContext, PrimalDecomposition, lams)``.
 
     Examples
     --------
-    >>> from fdakpl.approx import Nystroem, SufficientStats, primal_decompose
+    >>> from fdakpl.estimators.approx import Nystroem, SufficientStats, primal_decompose
     >>> from fdakpl.kernels import Gaussian
-    >>> from fdakpl import streaming as st
+    >>> from fdakpl.solvers import streaming as st
     >>> X, Y = np.arange(4.0)[:, None], np.ones((4, 2)); inp = st.as_inputs(X)
     >>> fm = Nystroem(4).fit(Gaussian(), inp.take, 4)
     >>> sc = st.StatsContext(fm, inp.layout, None, np.ones((2, 1)), np.array([0.5, 0.5]), 1.0, "quadrature")
@@ -498,7 +498,7 @@ def primal_loo_block(ctx: tuple, start: int, limit: bool, *blocks: np.ndarray) -
 
     from threadpoolctl import threadpool_limits
 
-    from .streaming import chunk_nu
+    from .solvers.streaming import chunk_nu
 
     sctx, primal, lams = ctx
     with threadpool_limits(1) if limit else nullcontext():  # dask tasks: one BLAS thread each

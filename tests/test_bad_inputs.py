@@ -18,8 +18,9 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product, functional
-from fdakpl.estimator import check_exact_memory
+from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product
+from fdakpl.data import functional
+from fdakpl.estimators.kpl import check_exact_memory
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad_inputs.md"
 N, M, P = 12, 20, 15

@@ -12,7 +12,7 @@ from fdakpl.dictionaries import (
     Wavelet,
     make_dictionary,
 )
-from fdakpl.functional import Observations
+from fdakpl.data.functional import Observations
 
 
 def _fine_gram(dic, n=200_001):

@@ -9,9 +9,9 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Wavelet
-from fdakpl.estimator import integration_weights
-from fdakpl.functional import Observations
-from fdakpl.iterative import (
+from fdakpl.estimators.kpl import integration_weights
+from fdakpl.data.functional import Observations
+from fdakpl.solvers.iterative import (
     brute_force_partial_ridge,
     exact_partial_ridge,
     kpl_iterative,
@@ -21,7 +21,7 @@ from fdakpl.iterative import (
     point_design,
 )
 from fdakpl.losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square
-from fdakpl.solvers import decompose, ridge_coef
+from fdakpl.solvers.closed_form import decompose, ridge_coef
 
 from .conftest import make_problem
 

@@ -13,13 +13,13 @@ import pytest
 import xarray as xr
 
 from fdakpl import FunctionalRegression, KPLRegressor
-from fdakpl.approx import ApproxKPLRegressor, Nystroem, SufficientStats, primal_decompose
+from fdakpl.data.functional import Observations
 from fdakpl.dictionaries import Fourier
-from fdakpl.estimator import integration_weights
-from fdakpl.functional import Observations
+from fdakpl.estimators.approx import ApproxKPLRegressor, Nystroem, SufficientStats, primal_decompose
+from fdakpl.estimators.kpl import integration_weights
 from fdakpl.kernels import Gaussian, Product, ScaleDecay
 from fdakpl.selection import ridge_path
-from fdakpl.solvers import brute_force_ridge
+from fdakpl.solvers.closed_form import brute_force_ridge
 from fdakpl.tuning import curve_loo_path, curve_quadratics, tune_closed_form, warn_on_edge
 
 from .conftest import make_problem
