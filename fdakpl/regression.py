@@ -92,6 +92,11 @@ class FunctionalRegression:
         Show progress bars for long work.
     domain : (float, float), optional
         Domain of the response curves (default: the range of its coordinate).
+    groups : str or array-like, optional
+        Curves that are not independent, e.g. several curves of one subject: the name of a
+        variable of ``data`` (dim ``sample``) or one label per curve. Leave-one-curve-out then
+        leaves out whole groups (exact, closed form) and ``lam="cv"`` keeps each group in one
+        fold; otherwise dependent curves predict each other and the criteria undersmooth.
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
         :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
@@ -112,7 +117,7 @@ class FunctionalRegression:
                  loss: Any = "square", solver: str = "auto", center: bool = True, interpolate_inputs: bool = False,
                  cv: int = 5, param_grid: Mapping[str, Sequence[Any]] | None = None, sigma_relative: bool = True,
                  random_state: Any = None, n_jobs: int = 2, progress: bool = True,
-                 domain: tuple[float, float] | None = None, approx: Any = None) -> None:
+                 domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None) -> None:
         self.formula = formula
         self.data = _as_dataset(data)
         self.dictionary = dictionary
@@ -137,6 +142,7 @@ class FunctionalRegression:
         self.progress = progress
         self.domain = domain
         self.approx = approx
+        self.groups = groups
         self.parsed = parse_formula(formula, self.data)
 
     @classmethod
@@ -212,6 +218,28 @@ class FunctionalRegression:
             extra["approx"] = self.approx
         return est.set_params(**{k: v for k, v in extra.items() if k in params})
 
+    def _loo_name(self) -> str:
+        return "leave-one-curve-out" if self.groups is None else \
+            f"leave-one-group-out ({self.groups if isinstance(self.groups, str) else 'groups'})"
+
+    def _group_labels(self) -> np.ndarray | None:
+        """One label per curve from ``groups`` (a variable name or labels), checked."""
+        g = self.groups
+        if g is None:
+            return None
+        n = self.data.sizes["sample"]
+        if isinstance(g, str):
+            if g not in self.data or self.data[g].dims != ("sample",):
+                raise ValueError(f"groups={g!r} must name a variable of data with the single dim 'sample'")
+            g = self.data[g].values
+        labels = np.asarray(g)
+        if labels.shape != (n,):
+            raise ValueError(f"groups must give one label per curve ({n}), got shape {labels.shape}")
+        if labels.dtype.kind in "fc" and np.isnan(labels.astype(float)).any() or \
+                labels.dtype == object and any(v is None for v in labels):
+            raise ValueError("groups has missing labels; give every curve a group")
+        return labels
+
     def _grid_of(self, value: Any, default: np.ndarray, name: str) -> np.ndarray | None:
         if value is None:
             return None
@@ -268,9 +296,10 @@ class FunctionalRegression:
                 return ridge_path(dec, phi, obs, w, lams_, loo=False).gcv
         res = tune_closed_form(kernel_matrix, widths if terms else [1.0], len(terms), output_matrix,
                                bs if tune_b else [np.nan], proxy.gram_, proxy.nu_, lams,
-                               score_path=score_path, quad=quad, criterion=how)
+                               score_path=score_path, quad=quad, criterion=how,
+                               groups=None if how == "gcv" else self._group_labels())
         res.terms = terms
-        crit = "GCV" if how == "gcv" else "leave-one-curve-out"
+        crit = "GCV" if how == "gcv" else self._loo_name()
         for t, m in zip(terms, res.multiples, strict=True):
             warn_on_edge(f"width of {t!r} ({m:g} x the median heuristic)", widths, int(np.argmin(np.abs(widths - m))),
                          crit, "width_grid=[...], multiples of the median heuristic", stacklevel=5,
@@ -358,6 +387,9 @@ class FunctionalRegression:
             if self.approx is not None:
                 from .estimators.approx import fit_approx
 
+                if self.groups is not None:
+                    raise ValueError("groups= is not available with approx= (the primal leave-one-out leaves out "
+                                     "single curves); drop approx= or groups=")
                 if how == "cv":
                     raise ValueError(f"lam={self.lam!r} is not available with approx=: the approximate (primal) "
                                      "solver chooses lambda by leave-one-curve-out (default) or GCV from its "
@@ -374,7 +406,7 @@ class FunctionalRegression:
                 pg = self._cv_param_grid(kernels)
                 cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,
                                        random_state=self.random_state, n_jobs=self.n_jobs,
-                                       progress_bar=self.progress)
+                                       progress_bar=self.progress, groups=self._group_labels())
                 best = cv_result["best_params"]
                 lam_value = cv_result["best_lam"]
                 est = est0.set_params(**best, lam=lam_value)
@@ -407,7 +439,7 @@ class FunctionalRegression:
             notes.append(str(w_.message))
             if "missing input values by linear interpolation" not in str(w_.message):
                 warnings.warn_explicit(w_.message, w_.category, w_.filename, w_.lineno)
-        lam_how = {"gcv": "GCV", "loo": "leave-one-curve-out", "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
+        lam_how = {"gcv": "GCV", "loo": self._loo_name(), "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(
             model=self, estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam_value,
             lam_how=lam_how, lam_grid=grid if how != "fixed" else None, criteria=criteria, cv_result=cv_result,

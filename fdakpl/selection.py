@@ -263,7 +263,7 @@ def _child_process_env() -> Iterator[None]:
 def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_grid: Mapping[str, Sequence[Any]]
                | None = None, n_splits: int = 5, random_state: Any = None, n_jobs: int = 2,
                progress_bar: bool = True, subset_x=None, subset_y=None,
-               fit_params: dict[str, Any] | None = None) -> dict[str, Any]:
+               fit_params: dict[str, Any] | None = None, groups: Any = None) -> dict[str, Any]:
     """K-fold cross-validation over samples for a parameter grid, each fit serving the whole lambda path.
 
     The score of a fold is the paper's MSE on the held-out curves (mean over
@@ -287,6 +287,8 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
         DataArrays, mappings of terms and long DataFrames).
     fit_params : dict, optional
         Extra arguments of ``estimator.fit`` (e.g. ``locations``).
+    groups : array-like, optional
+        A label per sample: the curves of a group stay in one fold (scikit-learn's ``GroupKFold``).
 
     Returns
     -------
@@ -317,7 +319,12 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     n = _n_samples(Y)
     if n_splits < 2 or n_splits > n:
         raise ValueError(f"n_splits must be between 2 and the number of samples ({n}), got {n_splits}")
-    folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.arange(n)))
+    if groups is not None:
+        from sklearn.model_selection import GroupKFold
+
+        folds = list(GroupKFold(n_splits).split(np.arange(n), groups=np.asarray(groups)))
+    else:
+        folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.arange(n)))
     params = _param_grid(param_grid)
     tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
     it = progress(tasks, desc="cross-validation", enabled=progress_bar, total=len(tasks))

@@ -44,6 +44,7 @@ __all__ = [
     "chunk_quadratics",
     "curve_loo_path",
     "curve_quadratics",
+    "group_indices",
     "primal_loo_block",
     "primal_loo_terms",
     "product_grid",
@@ -160,7 +161,51 @@ def _loo_errors(s: np.ndarray, U: np.ndarray, e: np.ndarray, NP: np.ndarray, Mro
     return out
 
 
-def curve_loo_path(dec: RidgeDecomposition, quad: CurveQuadratics, lams: Sequence[float]) -> np.ndarray:
+def _group_loo_errors(s: np.ndarray, U: np.ndarray, e: np.ndarray, NP: np.ndarray, Mrot: np.ndarray,
+                      yy: np.ndarray, lams: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """Mean over curves of the leave-one-GROUP-out weighted error, at every lambda.
+
+    Per direction ``l`` the rotated problem is a linear smoother ``R = T NP`` with
+    ``T = U diag(s / (s e_l + n lam)) U^T``; leaving the curves of group ``g`` out gives
+    ``C_g = (I - e_l T_gg)^{-1} (R_g - T_gg NP_g)`` (one ``|g| x |g|`` solve per direction).
+    """
+    n, d = NP.shape
+    UtNP = U.T @ NP
+    out = np.empty(lams.size)
+    for k, lam in enumerate(lams):
+        sd = s[:, None] / (np.outer(s, e) + n * lam)  # (n, d)
+        R = U @ (sd * UtNP)
+        total = 0.0
+        for idx in groups:
+            Ug = U[idx]  # (m, n)
+            T = np.einsum("gk,kl,hk->lgh", Ug, sd, Ug)  # (d, m, m)
+            rhs = R[idx].T - np.einsum("lgh,hl->lg", T, NP[idx])  # (d, m)
+            A = np.eye(idx.size)[None] - e[:, None, None] * T
+            C = np.linalg.solve(A, rhs[..., None])[..., 0].T  # (m, d): the left-out fits of the group
+            lin = np.einsum("gd,gd->g", C, NP[idx])
+            quad = np.einsum("gd,gd->g", C @ Mrot if Mrot.ndim == 2 else np.matmul(C[:, None, :], Mrot[idx])[:, 0], C)
+            total += float(np.sum(yy[idx] - 2.0 * lin + quad))
+        out[k] = total / n
+    return out
+
+
+def group_indices(groups: Sequence) -> list[np.ndarray] | None:
+    """Positions of the curves of each group (None when every group is one curve).
+
+    Examples
+    --------
+    >>> [g.tolist() for g in group_indices(["a", "b", "a"])]
+    [[0, 2], [1]]
+    """
+    labels = np.asarray(groups)
+    _, inv = np.unique(labels, return_inverse=True)
+    if inv.max() + 1 == labels.size:
+        return None
+    return [np.flatnonzero(inv == g) for g in range(inv.max() + 1)]
+
+
+def curve_loo_path(dec: RidgeDecomposition, quad: CurveQuadratics, lams: Sequence[float],
+                   groups: Sequence | None = None) -> np.ndarray:
     """Exact leave-one-curve-out error along a lambda path, from one decomposition.
 
     The error of a left-out curve is its weighted squared error
@@ -175,6 +220,9 @@ def curve_loo_path(dec: RidgeDecomposition, quad: CurveQuadratics, lams: Sequenc
     quad : CurveQuadratics
         From :func:`curve_quadratics` on the same data.
     lams : sequence of float
+    groups : sequence, optional
+        A label per curve: curves with the same label (one subject's curves, say) are left out
+        together (exact leave-one-group-out), because dependent curves predict each other.
 
     Returns
     -------
@@ -194,6 +242,9 @@ def curve_loo_path(dec: RidgeDecomposition, quad: CurveQuadratics, lams: Sequenc
     lams = _check_lams(lams)
     P = dec.B_half @ dec.V
     NP = dec.U @ dec.Nt
+    idx = None if groups is None else group_indices(groups)
+    if idx is not None:
+        return _group_loo_errors(dec.s, dec.U, dec.e, NP, quad.rotated(P), quad.yy, lams, idx)
     return _loo_errors(dec.s, dec.U, dec.e, NP, quad.rotated(P), quad.yy, lams)
 
 
@@ -290,7 +341,8 @@ def tune_closed_form(kernel_matrix: Callable[[tuple[float, ...]], np.ndarray], w
                      n_terms: int, output_matrix: Callable[[float], np.ndarray], b_grid: Sequence[float],
                      G: np.ndarray, N: np.ndarray, lams: Sequence[float],
                      score_path: Callable[[RidgeDecomposition, np.ndarray, np.ndarray], np.ndarray] | None = None,
-                     quad: CurveQuadratics | None = None, criterion: str = "loo") -> TuningResult:
+                     quad: CurveQuadratics | None = None, criterion: str = "loo",
+                     groups: Sequence | None = None) -> TuningResult:
     """Choose width multiples, ``b`` and lambda jointly by a closed-form criterion over a grid.
 
     With one tuned term, every (width, ``b``, lambda) of the grid is scored.
@@ -320,6 +372,8 @@ def tune_closed_form(kernel_matrix: Callable[[tuple[float, ...]], np.ndarray], w
         Needed for the default criterion (exact leave-one-curve-out).
     criterion : str
         Name recorded in the result.
+    groups : sequence, optional
+        A label per curve for leave-one-group-out (see :func:`curve_loo_path`).
 
     Returns
     -------
@@ -342,6 +396,7 @@ def tune_closed_form(kernel_matrix: Callable[[tuple[float, ...]], np.ndarray], w
     b_grid = np.atleast_1d(np.asarray(b_grid, dtype=float))
     if score_path is None and quad is None:
         raise ValueError("tune_closed_form needs quad= for the leave-one-curve-out criterion")
+    gidx = None if groups is None else group_indices(groups)
     # per b: the d x d eigendecomposition and what depends on it alone
     per_b = []
     for b in b_grid:
@@ -362,7 +417,9 @@ def tune_closed_form(kernel_matrix: Callable[[tuple[float, ...]], np.ndarray], w
         s = np.clip(s, 0.0, None)
         out = np.empty((b_grid.size, lams.size))
         for j, (B, Bh, e, V, _P, NP, Mrot) in enumerate(per_b):
-            if score_path is None:
+            if score_path is None and gidx is not None:
+                out[j] = _group_loo_errors(s, U, e, NP, Mrot, quad.yy, lams, gidx)  # type: ignore[union-attr]
+            elif score_path is None:
                 out[j] = _loo_errors(s, U, e, NP, Mrot, quad.yy, lams)  # type: ignore[union-attr]
             else:
                 dec = RidgeDecomposition(s, U, e, V, Bh, np.empty((0, 0)), U.T @ NP, K.shape[0], V.T @ Bh,

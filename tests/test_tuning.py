@@ -245,3 +245,56 @@ def test_cv_warns_when_a_tuned_parameter_is_on_its_grid_edge(rng):
     msgs = " | ".join(str(r.message) for r in rec)
     assert "5-fold-CV-chosen sigma" in msgs  # widths 1000 x too narrow: the wider one, on the top edge
     assert res.cv_result["best_params"]["kernel"] is not None
+
+
+def _brute_group_loo(K, G, B, phi, obs, w, lam, labels):
+    n = obs.n_samples
+    N = np.zeros((n, phi.shape[1]))
+    np.add.at(N, obs.index, (w * obs.value)[:, None] * phi[obs.grid_index])
+    errs = np.zeros(n)
+    for g in np.unique(labels):
+        out = labels == g
+        keep = ~out
+        A = brute_force_ridge(K[np.ix_(keep, keep)], G, B, N[keep], lam * n / keep.sum())
+        for i in np.flatnonzero(out):
+            h = B @ (K[i, keep] @ A)
+            on = obs.index == i
+            errs[i] = np.sum(w[on] * (obs.value[on] - phi[obs.grid_index[on]] @ h) ** 2)
+    return float(errs.mean())
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3])
+def test_leave_one_group_out_equals_brute_force_refits(rng, missing):
+    X, Y, grid = make_problem(rng, n=15, m=20, missing=missing)
+    labels = np.repeat(["a", "b", "c", "d", "e"], 3)[rng.permutation(15)]
+    model = KPLRegressor(dictionary=Fourier(2), kernel=Gaussian(0.8), output_matrix=1.5, lam=1e-3).fit(
+        X, Y, locations=grid)
+    obs, w = _centred(model, Y, grid)
+    phi = model.dictionary_.evaluate(grid)
+    quad = curve_quadratics(obs, phi, w)
+    got = curve_loo_path(model.decomposition_, quad, LAMS, groups=labels)
+    brute = [_brute_group_loo(model.K_, model.gram_, model.B_, phi, obs, w, lam, labels) for lam in LAMS]
+    np.testing.assert_allclose(got, brute, rtol=1e-8)
+    # one curve per group is leave-one-curve-out
+    np.testing.assert_allclose(curve_loo_path(model.decomposition_, quad, LAMS, groups=np.arange(15)),
+                               curve_loo_path(model.decomposition_, quad, LAMS), rtol=1e-12)
+
+
+def test_groups_through_the_front_end(rng):
+    Xc, Y, grid = _curve_problem(rng, n=18)
+    ds = _dataset(Xc, Y, grid)
+    ds["subject"] = ("sample", np.repeat(np.arange(6), 3).astype(str))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = FunctionalRegression("y ~ x", ds, dictionary=Fourier(2), lam_grid=LAMS, width_grid=[1.0, 4.0],
+                                   b_grid=None, groups="subject", progress=False).fit()
+        est = KPLRegressor(dictionary=Fourier(2), kernel=res.estimator.kernel, lam=1e-3).fit({"x": ds.x}, ds.y)
+    assert res.lam_how == "leave-one-group-out (subject)" and "Leave-group-out score" in str(res.summary())
+    obs, w = _centred(est, Y, grid)
+    phi = est.dictionary_.evaluate(grid)
+    brute = [_brute_group_loo(est.K_, est.gram_, est.B_, phi, obs, w, lam, ds.subject.values) for lam in LAMS]
+    np.testing.assert_allclose(res.tuning.scores[res.tuning.index[0], 0], brute, rtol=1e-8)
+    with pytest.raises(ValueError, match="groups='nope' must name a variable"):
+        FunctionalRegression("y ~ x", ds, groups="nope", progress=False).fit()
+    with pytest.raises(ValueError, match="one label per curve"):
+        FunctionalRegression("y ~ x", ds, groups=[1, 2], progress=False).fit()

@@ -126,6 +126,8 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
         fit_rows.append(("GCV score", float(crit.gcv[0])))
     elif res.lam_how == "leave-one-curve-out" and crit is not None:
         fit_rows.append(("LOO score", float(crit.loo[0])))
+    elif res.lam_how.startswith("leave-one-group-out") and tun is not None:
+        fit_rows.append(("Leave-group-out score", tun.score))
     elif res.cv_result is not None:
         i, j = res.cv_result["best_index"]
         fit_rows.append(("CV score", float(res.cv_result["scores"][i, j])))
