@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from accuracy import fit_fdakpl, fit_mean  # noqa: E402
-from accuracy_data import BENCHMARKS, heldout_error  # noqa: E402
+from accuracy import fit_fdakpl, fit_mean
+from accuracy_data import BENCHMARKS, heldout_error
 
 OUT = Path(__file__).parent / "results" / "tuning_other_data.json"
 MODELS = {

@@ -235,8 +235,8 @@ class FunctionalRegression:
         labels = np.asarray(g)
         if labels.shape != (n,):
             raise ValueError(f"groups must give one label per curve ({n}), got shape {labels.shape}")
-        if labels.dtype.kind in "fc" and np.isnan(labels.astype(float)).any() or \
-                labels.dtype == object and any(v is None for v in labels):
+        if (labels.dtype.kind in "fc" and np.isnan(labels.astype(float)).any()) or \
+                (labels.dtype == object and any(v is None for v in labels)):
             raise ValueError("groups has missing labels; give every curve a group")
         return labels
 
