@@ -8,6 +8,8 @@ import pytest
 import xarray as xr
 
 from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Laplace, Matrix, Product, Wavelet
+from fdakpl.data.functional import quadrature_weights
+from fdakpl.dictionaries import FPCA
 from fdakpl.estimators.approx import (
     ApproxKPLRegressor,
     Nystroem,
@@ -15,8 +17,6 @@ from fdakpl.estimators.approx import (
     SufficientStats,
     primal_decompose,
 )
-from fdakpl.dictionaries import FPCA
-from fdakpl.data.functional import quadrature_weights
 from fdakpl.solvers.closed_form import decompose
 
 dask = pytest.importorskip("dask")

@@ -27,8 +27,8 @@ from fdakpl import (
     Wavelet,
     datasets,
 )
-from fdakpl.kernels import Kernel
 from fdakpl.io.netcdf import _checksum, _restore_dtype, load, registered_classes, save
+from fdakpl.kernels import Kernel
 
 from .conftest import make_problem
 
@@ -197,7 +197,6 @@ def test_long_response_round_trip(tmp_path, rng):
     xr.testing.assert_identical(again.predict(X), est.predict(X))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("fdakpl.estimators.approx") is None, reason="fdakpl.estimators.approx is not available")
 def test_approximate_model_round_trip(tmp_path, rng):
     from fdakpl.estimators.approx import Nystroem
 

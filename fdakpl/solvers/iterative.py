@@ -406,6 +406,10 @@ def _check_finite(loss: GroundLoss, values: np.ndarray, what: str, iteration: in
         )
 
 
+#: restarts of L-BFGS-B (fresh memory) when it stops above the gradient tolerance
+_RESTARTS = 3
+
+
 def _minimise(W: _Whitened, lam: float, loss: GroundLoss, Zt0: np.ndarray, max_iter: int, tol: float,
               memory: int, warn: bool) -> IterativeResult:
     design, n = W.design, W.n
@@ -452,23 +456,31 @@ def _minimise(W: _Whitened, lam: float, loss: GroundLoss, Zt0: np.ndarray, max_i
         counter["iter"] += 1
 
     gtol = tol * g0_inf / scale
-    res = minimize(fun, (Zt0 / P).ravel(), jac=True, method="L-BFGS-B", callback=callback,
-                   options={"maxiter": max_iter, "gtol": gtol, "ftol": 0.0, "maxcor": memory,
-                            "maxls": 50})
-    Zt = P * res.x.reshape(Zt0.shape)
-    f, g, H = parts(Zt)
-    rel = float(np.abs(P * g).max()) / g0_inf
-    converged = rel <= tol
+    x, nit = (Zt0 / P).ravel(), 0
+    # L-BFGS-B may stop when a step no longer lowers the objective in floating point while the gradient is
+    # still above tol (nearly non-smooth losses such as logcosh with a large gamma; SciPy >= 1.15's line
+    # search stops there more often): restart it from where it stopped with a fresh memory, a few times.
+    for _restart in range(_RESTARTS + 1):
+        res = minimize(fun, x, jac=True, method="L-BFGS-B", callback=callback,
+                       options={"maxiter": max_iter - nit, "gtol": gtol, "ftol": 0.0, "maxcor": memory,
+                                "maxls": 50})
+        x, nit = res.x, nit + int(res.nit)
+        Zt = P * x.reshape(Zt0.shape)
+        f, g, H = parts(Zt)
+        rel = float(np.abs(P * g).max()) / g0_inf
+        converged = rel <= tol
+        if converged or nit >= max_iter or int(res.nit) == 0:
+            break
     message = str(res.message)
     if warn and not converged:
         warnings.warn(
             f"iterative KPL ({loss.name} loss, lam={lam:g}) did not converge: relative gradient norm {rel:.2e} > "
-            f"tol={tol:g} after {res.nit} L-BFGS-B iterations ({message}); increase max_iter, loosen tol, or "
+            f"tol={tol:g} after {nit} L-BFGS-B iterations ({message}); increase max_iter, loosen tol, or "
             "increase lam",
             ConvergenceWarning,
             stacklevel=3,
         )
-    return _result(W, lam, loss, Zt, H, f, int(res.nit), counter["fev"], g, rel, converged, message, "lbfgs")
+    return _result(W, lam, loss, Zt, H, f, nit, counter["fev"], g, rel, converged, message, "lbfgs")
 
 
 def _result(W: _Whitened, lam: float, loss: GroundLoss, Zt: np.ndarray, H: np.ndarray, f: float, nit: int,

@@ -261,7 +261,8 @@ def as_response(Y: Any, locations: Any = None, domain: Any = None) -> Response:
     """
     if isinstance(Y, pd.DataFrame):
         raise TypeError("streaming / approximate KPL needs dense responses on a grid (NaN = unobserved); convert "
-                        "long data with fdakpl.data.functional.from_long(df, grid=...) or use KPLRegressor without approx")
+                        "long data with fdakpl.data.functional.from_long(df, grid=...) or use KPLRegressor "
+                        "without approx")
     if sp.issparse(Y):
         raise TypeError("sparse input is not supported: Y is a sparse matrix; pass Y.toarray()")
     _, info = prepare_response(_head(Y, 2), locations, domain)
