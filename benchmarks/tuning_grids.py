@@ -58,7 +58,7 @@ def split_errors(ds, s: int) -> dict:
     for i, m in enumerate(WIDTHS):
         for j, b in enumerate(BS):
             kern = combine_kernels({"cca": Gaussian(m * sigma0)}, ["cca"], "product")
-            est = base._estimator(kern, "eig", 1e-3, ScaleDecay(b), loss="square")
+            est = base._estimator(kern, "eig", 1e-3, output_matrix=ScaleDecay(b), loss="square")
             est.fit(base.parsed.inputs(train), train["rcst"])
             obs, w, phi = _centred_response(est, train["rcst"])
             loo[i, j] = curve_loo_path(est.decomposition_, curve_quadratics(obs, phi, w), LAMS)

@@ -206,9 +206,9 @@ class FunctionalRegression:
             raise ValueError(f"solver={solver!r} solves the square loss only; use solver='iterative' for {loss_name}")
         return solver, reasons[solver]
 
-    def _estimator(self, kernel: Kernel, solver: str, lam: Any, output_matrix: Any = None,
-                   loss: Any = None) -> KPLRegressor:
-        est = KPLRegressor(dictionary=self._dictionary(), kernel=kernel,
+    def _estimator(self, kernel: Kernel, solver: str, lam: Any, *, loss: Any = None, dictionary: Any = None,
+                   output_matrix: Any = None) -> KPLRegressor:
+        est = KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
                            output_matrix=self.output_matrix if output_matrix is None else output_matrix, lam=lam,
                            center=self.center, solver="eig", interpolate_inputs=self.interpolate_inputs,
                            domain=self.domain)
@@ -434,7 +434,7 @@ class FunctionalRegression:
                         crit = "LOO" if how in {"loo", "fixed"} else how.upper()
                         notes.append(f"hyper-parameters chosen by {crit} of the closed-form square-loss ridge, a "
                                      f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
-                    est = self._estimator(kernel, solver, lam_value, output_matrix).fit(X, Y)
+                    est = self._estimator(kernel, solver, lam_value, output_matrix=output_matrix).fit(X, Y)
         for w_ in caught:  # every warning goes into the summary's notes; unexpected ones are re-raised too
             notes.append(str(w_.message))
             if "missing input values by linear interpolation" not in str(w_.message):
