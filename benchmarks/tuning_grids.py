@@ -34,8 +34,7 @@ from fdakpl import FunctionalRegression, datasets
 from fdakpl.data.preprocessing import prepare_inputs
 from fdakpl.formula import combine_kernels
 from fdakpl.kernels import Gaussian, ScaleDecay
-from fdakpl.regression import _centred_response
-from fdakpl.selection import ridge_path
+from fdakpl.selection import centred_observations, ridge_path
 from fdakpl.solvers.closed_form import ridge_coef
 from fdakpl.tuning import curve_loo_path, curve_quadratics
 
@@ -60,7 +59,7 @@ def split_errors(ds, s: int) -> dict:
             kern = combine_kernels({"cca": Gaussian(m * sigma0)}, ["cca"], "product")
             est = base._estimator(kern, "eig", 1e-3, output_matrix=ScaleDecay(b), loss="square")
             est.fit(base.parsed.inputs(train), train["rcst"])
-            obs, w, phi = _centred_response(est, train["rcst"])
+            obs, w, phi = centred_observations(est, train["rcst"])
             loo[i, j] = curve_loo_path(est.decomposition_, curve_quadratics(obs, phi, w), LAMS)
             gcv[i, j] = ridge_path(est.decomposition_, phi, obs, w, LAMS, loo=False).gcv
             Xv, Xw, _, _ = prepare_inputs(base.parsed.inputs(test), interpolate=True, spec=est.input_spec_)

@@ -9,14 +9,13 @@ from itertools import product
 from typing import Any
 
 import numpy as np
-import xarray as xr
 
-from .data.functional import validate_functional
+from .data.functional import as_dataset, validate_functional
 from .dictionaries import Dictionary, make_dictionary
-from .estimators.kpl import KPLRegressor, integration_weights
-from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, parse_formula
+from .estimators.kpl import KPLRegressor
+from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
-from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
+from .selection import DEFAULT_LAMBDAS, centred_observations, check_edge, kfold_path, ridge_path
 from .tuning import (
     DEFAULT_B_GRID,
     DEFAULT_WIDTH_MULTIPLES,
@@ -119,7 +118,7 @@ class FunctionalRegression:
                  random_state: Any = None, n_jobs: int = 2, progress: bool = True,
                  domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None) -> None:
         self.formula = formula
-        self.data = _as_dataset(data)
+        self.data = as_dataset(data)
         self.dictionary = dictionary
         self.levels = levels
         self.kernel = kernel
@@ -254,7 +253,7 @@ class FunctionalRegression:
             raise ValueError(msg)
         return np.unique(g)
 
-    def _tune(self, proxy: KPLRegressor, kernels: dict[str, Kernel], Y: xr.DataArray, lams: np.ndarray,
+    def _tune(self, proxy: KPLRegressor, kernels: dict[str, Kernel], Y: Any, lams: np.ndarray,
               how: str) -> tuple[TuningResult | None, dict[str, Kernel], Any]:
         """Joint choice of Gaussian widths (multiples of the median heuristic), ``b`` and lambda.
 
@@ -270,7 +269,7 @@ class FunctionalRegression:
         tune_b = bs is not None and self.output_matrix is None and np.ptp(scales) > 0
         if not terms and not tune_b and how == "fixed":
             return None, kernels, self.output_matrix
-        obs, w, phi = _centred_response(proxy, Y)
+        obs, w, phi = centred_observations(proxy, Y)
         quad = curve_quadratics(obs, phi, w)
         Xv, Xw = proxy.X_fit_, proxy.X_weights_ or {}
         dist = {t: _sq_distances(Xv[t], Xw.get(t)) for t in terms}
@@ -332,9 +331,9 @@ class FunctionalRegression:
                 opts.append(combine_kernels(ks, self.parsed.terms, self.combine))
             out["kernel"] = opts
         if "gamma" in grid:
-            from . import losses  # type: ignore[attr-defined]
+            from .losses import LogCosh
 
-            out["loss"] = [losses.LogCosh(float(g)) for g in grid.pop("gamma")]
+            out["loss"] = [LogCosh(float(g)) for g in grid.pop("gamma")]
         if grid:
             out.update({k: list(v) for k, v in grid.items()})  # raw KPLRegressor parameters
         return out
@@ -481,17 +480,6 @@ def _sq_distances(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     return cdist(X, X, "sqeuclidean")
 
 
-def _centred_response(est: KPLRegressor, Y: xr.DataArray) -> tuple[Any, np.ndarray, np.ndarray]:
-    """Centred observations, integration weights and atoms on the grid of a fitted closed-form estimator."""
-    from .data.preprocessing import prepare_response
-
-    obs, info = prepare_response(Y, None, est.response_info_.domain)
-    if est.mean_ is not None:
-        obs = obs.with_values(obs.value - est.mean_(obs.location))
-    w, _ = integration_weights(obs, info.domain, est.integration_)
-    return obs, w, est.dictionary_.evaluate(obs.grid)
-
-
 def _move_to(est: KPLRegressor, kernel: Kernel, output_matrix: Any, lam: float) -> None:
     """Refit a fitted closed-form estimator with another kernel and ``B`` (exactly what ``fit`` would give).
 
@@ -516,8 +504,3 @@ def _set_lambda(est: KPLRegressor, lam: float) -> None:
     est.coef_ = ridge_coef(est.decomposition_, float(lam))
     est.coef_B_ = est.coef_ @ est.B_
 
-
-def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, loo: bool = True):
-    """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator."""
-    obs, w, phi = _centred_response(est, Y)
-    return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)

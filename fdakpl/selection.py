@@ -30,9 +30,12 @@ from typing import Any
 import numpy as np
 
 from .data.functional import Observations
+from .data.integration import integration_weights
+from .data.preprocessing import prepare_response
 from .solvers.closed_form import RidgeDecomposition
 
-__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "check_edge", "kfold_path", "ridge_path"]
+__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "centred_observations", "check_edge", "kfold_path", "lambda_criteria",
+           "ridge_path"]
 
 #: default lambda grid: 21 values, 0.4 decades apart (finer grids gave the same held-out error on DTI;
 #: benchmarks/results/tuning_grids.json)
@@ -99,7 +102,7 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     >>> X = rng.normal(size=(20, 2)); grid = np.linspace(0, 1, 15)
     >>> Y = np.sin(np.outer(X[:, 0], grid)) + 0.1 * rng.normal(size=(20, 15))
     >>> m = KPLRegressor(dictionary=Fourier(3), center=False).fit(X, Y, locations=grid)
-    >>> from fdakpl.estimators.kpl import integration_weights
+    >>> from fdakpl.data.integration import integration_weights
     >>> obs = Observations.from_dense(Y, grid)
     >>> w, _ = integration_weights(obs, (0.0, 1.0))
     >>> crit = ridge_path(m.decomposition_, m.dictionary_.evaluate(grid), obs, w, [1e-4, 1e-2])
@@ -366,3 +369,35 @@ def _subset(data: Any, rows: np.ndarray) -> Any:
         sub.attrs = {**data.attrs, "samples": list(keep)}
         return sub
     return np.asarray(data)[rows]
+
+def centred_observations(est: Any, Y: Any) -> tuple[Observations, np.ndarray, np.ndarray]:
+    """The training responses of a fitted estimator as it fitted them: centred observations,
+    integration weights and the atoms on the response grid.
+
+    The estimator is read through its fitted attributes (``response_info_``, ``mean_``,
+    ``integration_``, ``dictionary_``), with the mean function held fixed.
+
+    Examples
+    --------
+    >>> from fdakpl import Fourier, KPLRegressor
+    >>> Y = np.sin(np.outer(np.arange(1.0, 6.0), np.linspace(0, 1, 8)))
+    >>> m = KPLRegressor(dictionary=Fourier(1)).fit(np.arange(5.0)[:, None], Y)
+    >>> obs, w, phi = centred_observations(m, Y)
+    >>> obs.index.size, w.shape, phi.shape
+    (40, (40,), (8, 3))
+    """
+    obs, info = prepare_response(Y, None, est.response_info_.domain)
+    if est.mean_ is not None:
+        obs = obs.with_values(obs.value - est.mean_(obs.location))
+    w, _ = integration_weights(obs, info.domain, est.integration_)
+    return obs, w, est.dictionary_.evaluate(obs.grid)
+
+
+def lambda_criteria(est: Any, Y: Any, grid: np.ndarray, loo: bool = True) -> PathCriteria:
+    """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator and its training responses ``Y``.
+
+    The estimator is read through its fitted attributes (``response_info_``, ``mean_``, ``integration_``,
+    ``dictionary_``, ``decomposition_``), with the mean function held fixed.
+    """
+    obs, w, phi = centred_observations(est, Y)
+    return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)

@@ -14,9 +14,9 @@ import xarray as xr
 
 from fdakpl import FunctionalRegression, KPLRegressor
 from fdakpl.data.functional import Observations
+from fdakpl.data.integration import integration_weights
 from fdakpl.dictionaries import Fourier
 from fdakpl.estimators.approx import ApproxKPLRegressor, Nystroem, SufficientStats, primal_decompose
-from fdakpl.estimators.kpl import integration_weights
 from fdakpl.kernels import Gaussian, Product, ScaleDecay
 from fdakpl.selection import ridge_path
 from fdakpl.solvers.closed_form import brute_force_ridge
