@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from itertools import product
 from typing import Any
@@ -15,6 +14,7 @@ from .dictionaries import Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
 from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
+from .notices import InterpolationWarning, distinct, said_once
 from .selection import DEFAULT_LAMBDAS, centred_observations, check_edge, kfold_path, ridge_path
 from .tuning import (
     DEFAULT_B_GRID,
@@ -76,7 +76,7 @@ class FunctionalRegression:
     center : bool
         Centre responses with the training mean function.
     interpolate_inputs : bool
-        Fill NaN in input curves by linear interpolation (with a warning).
+        Fill NaN in input curves by linear interpolation (recorded once in ``res.notes``, no warning).
     cv : int
         Folds for ``lam="cv"``.
     param_grid : mapping, optional
@@ -381,8 +381,9 @@ class FunctionalRegression:
         cv_result = None
         tuning = None
         output_matrix = self.output_matrix
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        # warnings are said once, at the user's line; filled input values (the user asked for it) only
+        # go into the notes, which the summary shows
+        with said_once(quiet=(InterpolationWarning,)) as caught:
             if self.approx is not None:
                 from .estimators.approx import fit_approx
 
@@ -434,10 +435,7 @@ class FunctionalRegression:
                         notes.append(f"hyper-parameters chosen by {crit} of the closed-form square-loss ridge, a "
                                      f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
                     est = self._estimator(kernel, solver, lam_value, output_matrix=output_matrix).fit(X, Y)
-        for w_ in caught:  # every warning goes into the summary's notes; unexpected ones are re-raised too
-            notes.append(str(w_.message))
-            if "missing input values by linear interpolation" not in str(w_.message):
-                warnings.warn_explicit(w_.message, w_.category, w_.filename, w_.lineno)
+        notes += [str(w.message) for w in distinct(caught)]
         lam_how = {"gcv": "GCV", "loo": self._loo_name(), "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(
             model=self, estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam_value,

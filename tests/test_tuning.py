@@ -162,7 +162,7 @@ def test_joint_width_b_lambda_equals_brute_force_search(rng):
                        lam=LAMS[k]).fit({"x": ds.x}, ds.y)
     np.testing.assert_allclose(res.fitted.values, ref.predict({"x": ds.x}).values, rtol=1e-9, atol=1e-12)
     text = str(res.summary())
-    assert "Width of x" in text and "chosen" in text and "b (scale decay)" in text
+    assert "Width of x" in text and "x median" in text and "b (scale decay)" in text
 
 
 def test_two_terms_coordinate_search_and_gcv(rng):

@@ -163,7 +163,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Domain of the response curves; defaults to the range of the
         response locations (``[0, 1]`` for plain arrays).
     interpolate_inputs : bool, default False
-        Fill NaN in input curves by linear interpolation (with a warning)
+        Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
         instead of raising.
     approx : Nystroem or RandomFourierFeatures, optional
         Approximate the kernel by an explicit feature map and solve in primal
