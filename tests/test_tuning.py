@@ -132,7 +132,10 @@ def test_stand_in_for_robust_losses_scores_by_curve_loo(rng):
     phi = sq.dictionary_.evaluate(grid)
     brute = [_brute_loo_exact(sq.K_, sq.gram_, sq.B_, phi, obs, w, lam) for lam in LAMS]
     np.testing.assert_allclose(scores, brute, rtol=1e-8)
-    assert res.lam == LAMS[int(np.argmin(brute))]
+    assert res.tuning.lam == LAMS[int(np.argmin(brute))]
+    # the robust fit runs at the stand-in's lambda times the loss's curvature at 0, l''(0) / 2
+    curvature = float(res.estimator.loss_.second_derivative(np.zeros(1), np.zeros(1))[0]) / 2
+    assert res.lam == pytest.approx(res.tuning.lam * curvature, rel=1e-12)
 
 
 def test_joint_width_b_lambda_equals_brute_force_search(rng):
