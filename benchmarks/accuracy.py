@@ -53,8 +53,8 @@ from accuracy_data import BENCHMARKS, Benchmark, dummies, heldout_error  # noqa:
 
 import fdakpl  # noqa: E402
 from fdakpl import FunctionalRegression  # noqa: E402
-from fdakpl.formula import default_kernels  # noqa: E402
 from fdakpl.data.functional import interpolate_missing  # noqa: E402
+from fdakpl.formula import default_kernels  # noqa: E402
 from fdakpl.kernels import Gaussian  # noqa: E402
 from fdakpl.progress import progress  # noqa: E402
 
