@@ -346,7 +346,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         phi = dic.evaluate(obs_c.grid if obs_c.grid is not None else obs_c.location)
         N = project_observations(obs_c, phi, weights)
         K = self._kernel()(Xv, None, Xw)
-        self.X_fit_, self.X_weights_ = Xv, Xw
+        self.X_fit_, self.X_weights_ = _own(Xv), Xw  # never a view of the caller's array
         self.nu_ = N
 
         self.solver_, self.loss_ = resolve_solver(self.solver, self.loss)
@@ -466,7 +466,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         ss_res = float(np.sum((obs.value - pred) ** 2))
         return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
 
-    def save(self, path: Any, *, engine: str | None = None) -> Any:
+    def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
         """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
 
         Examples
@@ -480,7 +480,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         """
         from .persistence import save
 
-        return save(self, path, engine=engine)
+        return save(self, path, engine=engine, overwrite=overwrite)
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()
@@ -488,3 +488,12 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = True
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _own(x: Any) -> Any:
+    """A copy of kernel inputs (arrays, or a mapping of arrays per term) that shares no memory with the caller's."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, dict):
+        return {k: _own(v) for k, v in x.items()}
+    return x

@@ -22,14 +22,17 @@ reads it back. The file is plain netCDF that any tool (``ncdump``, R's
 Loading never executes code from the file: objects are rebuilt only from a
 registry of fdakpl's own classes (kernels, dictionaries, output matrices,
 losses, estimators, results and their plain-data containers), with their
-attributes restored from numbers, strings and arrays. The formulaic model
-spec of scalar covariates is not stored as an object: it is rebuilt from the
-formula on the stored training data, and the stored standardisation
-(mean, scale) is put back. Since formulaic evaluates the terms of a formula as
-Python, a stored formula is checked first: only the data's variables and
-formulaic's usual transforms (``C``, ``I``, ``np.log``, ``center``, ...) are
-allowed, so a forged file cannot run code through it. The training kernel matrix ``K_`` is recomputed
-from the stored kernel inputs ``X_fit_`` (it is ``n x n``).
+attributes restored from numbers, strings and arrays. The scalar design of a
+formula is stored as data (:meth:`fdakpl.design.ScalarDesign.to_dict`: factors,
+levels, how each column is built, standardisation) and rebuilt at load after
+every factor has been checked against the formula grammar of
+:mod:`fdakpl.design`; the formula text is checked against the same grammar
+and must agree with the stored terms. The SHA-256 checksum detects
+corruption, not tampering (anyone can recompute it). Training variables
+whose names netCDF cannot hold safely (spaces, ``/``, a leading ``_``, names
+starting with ``fdakpl``) are stored under generated names (``fdakpl_var<i>``)
+with their original names in the description. The training kernel matrix
+``K_`` is recomputed from the stored kernel inputs ``X_fit_`` (it is ``n x n``).
 
 Examples
 --------
@@ -54,7 +57,6 @@ import json
 import os
 import platform
 import re
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -62,10 +64,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .safe_files import resolve_target, write_atomically
+
 __all__ = ["FORMAT_VERSION", "load", "registered_classes", "save"]
 
 #: version of the file layout written by :func:`save`
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _KIND_RESULTS = "fdakpl.results"
 _KIND_ESTIMATOR = "fdakpl.estimator"
@@ -253,14 +257,15 @@ def _plain_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _storable(v: xr.Variable) -> xr.Variable:
-    """A training variable as netCDF stores it: datetimes as int64 ticks, booleans as int8, attrs made plain."""
+def _storable(v: xr.Variable, names: dict[str, str]) -> xr.Variable:
+    """A training variable as netCDF stores it: datetimes as int64 ticks, booleans as int8, attrs made plain,
+    dims under their stored names."""
     vals = np.asarray(v.values)
     if vals.dtype.kind in "mM":
         vals = vals.view(np.int64)
     elif vals.dtype.kind == "b":
         vals = vals.astype(np.int8)
-    return xr.Variable(v.dims, vals, attrs=_plain_attrs(dict(v.attrs)))
+    return xr.Variable([names[str(d)] for d in v.dims], vals, attrs=_plain_attrs(dict(v.attrs)))
 
 
 def _canonical(arr: np.ndarray) -> bytes:
@@ -302,7 +307,7 @@ def _default_engine() -> str:
     return "scipy"
 
 
-def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -> Path:
+def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, overwrite: bool = False) -> Path:
     """Save a fitted model to a netCDF file (no pickle).
 
     Parameters
@@ -310,8 +315,13 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
     obj : FunctionalRegressionResults or KPLRegressor
         A fitted model.
     path : str or path-like
-        Target file (``.nc``); written atomically (a temporary file renamed
-        into place), so a failed save never leaves a half-written file.
+        Target file (``.nc``); written atomically (a temporary file in the
+        same directory renamed into place), so a failed save never leaves a
+        half-written file. An existing file keeps its permissions; a symlink
+        keeps pointing to its target, whose content is replaced.
+    overwrite : bool, default False
+        Replace an existing file that is not an fdakpl model (an existing
+        fdakpl model file is always replaced).
     engine : {"netcdf4", "h5netcdf", "scipy"}, optional
         xarray's netCDF backend; default: netCDF4 if installed, else
         h5netcdf, else SciPy (netCDF3, always available).
@@ -327,6 +337,8 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
         :class:`~fdakpl.losses.CustomLoss`, a user-defined kernel class).
     ValueError
         If ``obj`` is not fitted.
+    FileExistsError
+        If ``path`` exists and is not an fdakpl model file, unless ``overwrite=True``.
 
     Examples
     --------
@@ -336,6 +348,8 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
     ...                            progress=False).fit()
     >>> path = save(res, pathlib.Path(tempfile.mkdtemp()) / "dti.nc")
     >>> import xarray as xr
+
+from .safe_files import resolve_target, write_atomically
     >>> with xr.open_dataset(path) as f:
     ...     f.attrs["fdakpl_formula"], f["fdakpl.model.estimator.coef_"].shape
     ('rcst ~ cca', (100, 21))
@@ -355,11 +369,11 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
     if engine not in {"netcdf4", "h5netcdf", "scipy"}:
         raise ValueError(f"engine must be 'netcdf4', 'h5netcdf' or 'scipy', got {engine!r}")
     path = Path(path)
-    reserved: set[str] = set()
+    _refuse_foreign(path, overwrite)
+    names: dict[str, str] = {}
     if kind == _KIND_RESULTS:
-        data = _used_data(obj.model)
-        reserved = {str(n) for n in (*data.variables, *data.dims)}
-    writer = _Writer(reserved | {_STATE_VAR})
+        names = _stored_names(_used_data(obj.model))
+    writer = _Writer(set(names.values()) | {_STATE_VAR})
     tree = writer.encode(obj, root)
     data = writer.data if writer.data is not None else xr.Dataset()
     extra: dict[str, Any] = {}
@@ -369,22 +383,21 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
             "formula": p.formula, "response": p.response, "response_dim": p.response_dim,
             "functional_terms": list(p.functional_terms),
             "input_grids": {t: np.asarray(g) for t, g in p.input_grids.items()},
-            "scalar": None if p.scalar is None else {
-                "formula": p.scalar.formula, "columns": list(p.scalar.columns), "mean": p.scalar.mean,
-                "scale": p.scalar.scale, "levels": p.scalar.levels, "variables": list(p.scalar.variables)},
+            "scalar": None if p.scalar is None else p.scalar.to_dict(),
         }, "parsed")
     variables = {**data.data_vars, **data.coords}
     extra["data"] = {
         "attrs": writer.encode(dict(data.attrs), "data_attrs"),
         "variables": {str(k): {"dtype": v.dtype.str, "attrs": writer.encode(dict(v.attrs), f"data_attrs.{k}"),
-                               "coord": str(k) in data.coords}
+                               "coord": str(k) in data.coords, "stored_as": names[str(k)],
+                               "dims": [str(d) for d in v.dims], "shape": list(v.shape)}
                       for k, v in variables.items()},
     }
     state = {"kind": kind, "format_version": FORMAT_VERSION, "root": tree, **extra}
     state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
 
-    out = xr.Dataset({k: _storable(v.variable) for k, v in data.data_vars.items()},
-                     coords={k: _storable(v.variable) for k, v in data.coords.items()})
+    out = xr.Dataset({names[str(k)]: _storable(v.variable, names) for k, v in data.data_vars.items()},
+                     coords={names[str(k)]: _storable(v.variable, names) for k, v in data.coords.items()})
     encoding: dict[str, dict[str, Any]] = {}
     for name, (arr, attrs) in writer.arrays.items():
         store = arr.astype(np.int8) if arr.dtype.kind == "b" else arr
@@ -410,16 +423,40 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
         attrs.update({"fdakpl_formula": obj.model.formula, "fdakpl_lambda": float(obj.lam),
                       "fdakpl_lambda_chosen_by": obj.lam_how, "fdakpl_solver": obj.solver})
     out.attrs = attrs
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".nc.tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        out.to_netcdf(tmp, engine=engine, encoding=encoding)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_atomically(path, lambda tmp: out.to_netcdf(tmp, engine=engine, encoding=encoding))
     return path
+
+
+#: names stored as they are in the file (safe for every netCDF engine); others get a generated name
+_SAFE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
+
+
+def _stored_names(data: xr.Dataset) -> dict[str, str]:
+    """File names of the training variables and dims: their own name when it is safe for netCDF and not one of
+    fdakpl's (``fdakpl*``), else ``fdakpl_var<i>`` / ``fdakpl_dim<i>``; the original names are in the state."""
+    out: dict[str, str] = {}
+    for i, name in enumerate(dict.fromkeys(str(n) for n in (*data.variables, *data.dims))):
+        ok = _SAFE_NAME.fullmatch(name) and not name.lower().startswith("fdakpl")
+        out[name] = name if ok else f"fdakpl_var{i}"
+    return out
+
+
+def _refuse_foreign(path: Path, overwrite: bool) -> None:
+    """Refuse to replace an existing file that is not an fdakpl model, unless ``overwrite``."""
+    target = resolve_target(path)
+    if overwrite or not target.exists() or target.is_dir():
+        return
+    kind = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with xr.open_dataset(target, decode_times=False, decode_timedelta=False, cache=False) as f:
+                kind = f.attrs.get("fdakpl_format")  # attributes only: no data is read
+    except Exception:  # not netCDF at all
+        kind = None
+    if kind not in {_KIND_RESULTS, _KIND_ESTIMATOR}:
+        raise FileExistsError(f"{path} exists and is not an fdakpl model file; pass overwrite=True to replace it, "
+                              "or choose another file name")
 
 
 def _dims_for(name: str, path: str, shape: tuple[int, ...], out: xr.Dataset) -> list[str]:
@@ -495,12 +532,35 @@ def _restore_dtype(values: np.ndarray, dtype: str) -> np.ndarray:
     return np.asarray(values).astype(target)
 
 
-def load(path: str | os.PathLike[str]) -> Any:
+#: largest uncompressed size :func:`load` reads by default (bytes)
+MAX_BYTES = 4 * 2 ** 30
+#: largest model description (JSON) accepted
+_MAX_STATE = 64 * 2 ** 20
+
+
+def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
     """Load a model saved by :func:`save` (never executes code from the file).
+
+    The file is opened lazily: its attributes, the model description and the
+    sizes of the arrays it refers to are checked before any array is read,
+    so a file that is not an fdakpl model, or that would expand beyond
+    ``max_bytes`` in memory, is refused without being read. Variables the
+    model does not refer to are never read.
+
+    The SHA-256 checksum in the file detects accidental corruption (a flipped
+    bit, a truncated copy). It does not detect tampering: anyone can recompute
+    it. Safety against a forged file comes from what loading does, not from
+    the checksum: objects are rebuilt only from fdakpl's own classes, with
+    attributes from numbers, strings and arrays, and the scalar design of a
+    formula is stored as data and checked against the formula grammar of
+    :mod:`fdakpl.design`; no text from the file is evaluated as code.
 
     Parameters
     ----------
     path : str or path-like
+    max_bytes : int
+        Largest total size (bytes, uncompressed) of the arrays the model
+        refers to (default 4 GiB).
 
     Returns
     -------
@@ -512,8 +572,9 @@ def load(path: str | os.PathLike[str]) -> Any:
         If ``path`` does not exist.
     ValueError
         If the file is not netCDF, not an fdakpl model, written by a newer
-        format, corrupted (checksum mismatch, missing arrays) or refers to a
-        class that is not fdakpl's; the message names the file.
+        format, too large, corrupted (checksum mismatch, missing arrays,
+        inconsistent shapes) or forged (classes that are not fdakpl's, terms
+        outside the formula grammar); the message names the file.
 
     Examples
     --------
@@ -531,117 +592,157 @@ def load(path: str | os.PathLike[str]) -> Any:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with xr.open_dataset(path, decode_times=False, decode_timedelta=False) as f:
-                ds = f.load()
+            f = xr.open_dataset(path, decode_times=False, decode_timedelta=False, cache=False)
     except Exception as err:
         raise ValueError(f"{path}: cannot be read as a netCDF file ({type(err).__name__}: {err})") from None
-    kind = ds.attrs.get("fdakpl_format")
-    if kind not in {_KIND_RESULTS, _KIND_ESTIMATOR} or _STATE_VAR not in ds:
+    with f:
+        try:
+            return _load_open(f, path, max_bytes)
+        except RecursionError:
+            raise ValueError(f"{path}: the model description nests too deeply (forged or corrupted file)") from None
+        except ValueError as err:
+            if str(err).startswith(str(path)):
+                raise
+            raise ValueError(f"{path}: {err}") from None
+        except (KeyError, TypeError, AttributeError, IndexError) as err:
+            raise ValueError(f"{path}: malformed model description ({type(err).__name__}: {err})") from None
+
+
+def _array_refs(obj: Any, out: set[str]) -> set[str]:
+    """Names of the arrays a model description refers to."""
+    stack = [obj]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, list):
+            stack.extend(cur)
+        elif isinstance(cur, dict):
+            name = cur.get("__array__")
+            if isinstance(name, str):
+                out.add(name)
+            stack.extend(cur.values())
+    return out
+
+
+def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
+    kind = f.attrs.get("fdakpl_format")
+    if kind not in {_KIND_RESULTS, _KIND_ESTIMATOR} or _STATE_VAR not in f.variables:
         raise ValueError(f"{path}: not an fdakpl model file (no 'fdakpl_format' attribute or '{_STATE_VAR}' "
-                         f"variable); it holds the variables {sorted(map(str, ds.data_vars))[:10]}")
+                         f"variable); it holds the variables {sorted(map(str, f.data_vars))[:10]}")
+    sv = f.variables[_STATE_VAR]
+    if sv.dtype.kind not in "USO" or sv.ndim > 1 or sv.size * max(sv.dtype.itemsize, 1) > _MAX_STATE:
+        raise ValueError(f"{path}: the model description '{_STATE_VAR}' is not a text of at most "
+                         f"{_MAX_STATE} bytes (forged or corrupted file)")
     try:
-        state = json.loads(str(ds[_STATE_VAR].values.item() if ds[_STATE_VAR].ndim == 0
-                               else "".join(ds[_STATE_VAR].values.astype(str))))
+        text = sv.values.item() if sv.ndim == 0 else "".join(sv.values.astype(str))
+        state = json.loads(str(text))
     except (json.JSONDecodeError, ValueError, TypeError) as err:
         raise ValueError(f"{path}: the model description '{_STATE_VAR}' is not valid JSON ({err})") from None
     version = state.get("format_version") if isinstance(state, dict) else None
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise ValueError(f"{path}: written in fdakpl file format {version!r}; this fdakpl reads format "
                          f"<= {FORMAT_VERSION}: upgrade fdakpl")
+    if version < 2:
+        raise ValueError(f"{path}: written in fdakpl file format {version} (before scalar designs were stored as "
+                         "data, so its formula would have to be evaluated); refit and save the model again with "
+                         "this fdakpl")
     if state.get("kind") != kind:
         raise ValueError(f"{path}: the file says it holds {kind!r} but its description says {state.get('kind')!r}")
-    arrays: dict[str, np.ndarray] = {}
-    for name in ds.data_vars:
-        name = str(name)
-        if name.startswith(_PREFIX):
-            dtype = ds[name].attrs.get("fdakpl_dtype")
-            if dtype is None:
-                raise ValueError(f"{path}: variable {name!r} has no 'fdakpl_dtype' attribute (corrupted file)")
-            arrays[name] = _restore_dtype(ds[name].values, str(dtype))
     info = state.get("data", {})
     data_vars = info.get("variables", {})
-    restored: dict[str, np.ndarray] = {}
+    if not isinstance(data_vars, dict):
+        raise ValueError("the stored training variables are not a mapping (corrupted file)")
+    # sizes first: nothing is read before the total is known
+    wanted: dict[str, str] = {}  # file variable -> what it is
+    for name in sorted(_array_refs(state.get("root"), set()) | _array_refs(state.get("parsed"), set())
+                       | _array_refs(info, set())):
+        if name not in f.variables or not name.startswith(_PREFIX):
+            raise ValueError(f"the model refers to the array {name!r}, which the file lacks (corrupted file)")
+        wanted[name] = "array"
     for name, meta in data_vars.items():
-        if name not in ds.variables:
-            raise ValueError(f"{path}: the training variable {name!r} is missing from the file")
-        restored[name] = _restore_dtype(ds[name].values, meta["dtype"])
+        stored = meta.get("stored_as", name)
+        if stored in wanted:
+            raise ValueError(f"two parts of the model are stored as the variable {stored!r} (corrupted file)")
+        if stored not in f.variables:
+            raise ValueError(f"the training variable {name!r} is missing from the file")
+        if list(f.variables[stored].shape) != list(meta.get("shape", [])):
+            raise ValueError(f"the training variable {name!r} has shape {f.variables[stored].shape} in the file "
+                             f"but {meta.get('shape')} in the model description (corrupted file)")
+        wanted[stored] = name
+    total = sum(int(f.variables[n].size) * max(f.variables[n].dtype.itemsize, 1) for n in wanted)
+    if total > max_bytes:
+        raise ValueError(f"the model's arrays take {total / 2 ** 20:.0f} MiB in memory, more than max_bytes="
+                         f"{max_bytes} ({max_bytes / 2 ** 20:.0f} MiB); if you trust this file, pass a larger "
+                         "max_bytes to load")
+    arrays: dict[str, np.ndarray] = {}
+    restored: dict[str, np.ndarray] = {}
+    for name, what in wanted.items():
+        var = f.variables[name]
+        if what == "array":
+            dtype = var.attrs.get("fdakpl_dtype")
+            if dtype is None:
+                raise ValueError(f"variable {name!r} has no 'fdakpl_dtype' attribute (corrupted file)")
+            arrays[name] = _restore_dtype(var.values, str(dtype))
+        else:
+            restored[what] = _restore_dtype(var.values, data_vars[what]["dtype"])
     check = dict(arrays)
     check.update({f"data:{k}": v for k, v in restored.items()})
     state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
-    expected = ds.attrs.get("fdakpl_checksum")
-    if expected != _checksum(state_json, check):
+    if f.attrs.get("fdakpl_checksum") != _checksum(state_json, check):
         raise ValueError(f"{path}: checksum mismatch: the file was modified or corrupted after it was saved")
     reader = _Reader(path, arrays)
-    try:
-        obj = reader.decode(state["root"])
-        data = _rebuild_data(ds, info, restored, reader) if kind == _KIND_RESULTS else None
-        parsed = reader.decode(state.get("parsed")) if kind == _KIND_RESULTS else None
-    except (KeyError, TypeError) as err:
-        raise ValueError(f"{path}: malformed model description ({type(err).__name__}: {err})") from None
+    obj = reader.decode(state["root"])
+    data = _rebuild_data(info, restored, reader) if kind == _KIND_RESULTS else None
+    parsed = reader.decode(state.get("parsed")) if kind == _KIND_RESULTS else None
     _finish(obj, reader, data, parsed)
     return obj
 
 
-def _rebuild_data(ds: xr.Dataset, info: dict[str, Any], restored: dict[str, np.ndarray],
-                  reader: _Reader) -> xr.Dataset:
+def _rebuild_data(info: dict[str, Any], restored: dict[str, np.ndarray], reader: _Reader) -> xr.Dataset:
     meta = info.get("variables", {})
-    coords = {k: xr.Variable(ds[k].dims, restored[k], attrs=reader.decode(m["attrs"]))
-              for k, m in meta.items() if m["coord"]}
-    data_vars = {k: xr.Variable(ds[k].dims, restored[k], attrs=reader.decode(m["attrs"]))
-                 for k, m in meta.items() if not m["coord"]}
-    order = [str(k) for k in ds.data_vars if str(k) in data_vars]
-    return xr.Dataset({k: data_vars[k] for k in order}, coords=coords, attrs=reader.decode(info.get("attrs", {})))
+    made = {k: xr.Variable(tuple(m["dims"]), restored[k], attrs=reader.decode(m["attrs"])) for k, m in meta.items()}
+    coords = {k: v for k, v in made.items() if meta[k]["coord"]}
+    data_vars = {k: v for k, v in made.items() if not meta[k]["coord"]}
+    return xr.Dataset(data_vars, coords=coords, attrs=reader.decode(info.get("attrs", {})))
 
 
-#: names a stored formula may use besides the data's variables (formulaic evaluates formulas as Python)
-_FORMULA_NAMES = {"C", "I", "Q", "center", "scale", "standardize", "poly", "bs", "log", "exp", "sqrt", "abs",
-                  "Treatment", "Sum", "Helmert", "Diff", "Poly", "contr", "treatment", "sum", "helmert", "diff",
-                  "levels", "reference", "contrasts", "degree", "df", "knots", "raw", "True", "False", "None",
-                  "np"}
-_NP_NAMES = {"log", "log1p", "log2", "log10", "exp", "expm1", "sqrt", "abs", "square", "sin", "cos", "tan",
-             "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "power", "floor", "ceil", "round", "sign"}
+def _rebuild_parsed(formula: Any, parsed: dict[str, Any], data: xr.Dataset, reader: _Reader) -> Any:
+    """The parsed formula from its stored parts; the formula text is only checked against the grammar (the
+    stored design is what computes; nothing from the file is evaluated)."""
+    from .design import ScalarDesign, check_factor
+    from .formula import ParsedFormula, split_formula
 
-
-def _check_formula(formula: Any, variables: set[str], path: Path) -> None:
-    """Refuse a stored formula that could run code: formulaic evaluates the terms of a formula as Python."""
-    import io
-    import tokenize
-
-    if not isinstance(formula, str):
-        raise ValueError(f"{path}: the stored formula is not a string (corrupted file)")
+    variables = {str(v) for v in data.variables}
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(formula.replace("~", "+")).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError) as err:
-        raise ValueError(f"{path}: the stored formula {formula!r} cannot be tokenised ({err})") from None
-    prev = None
-    for tok in tokens:
-        if tok.type == tokenize.NAME:
-            after_np = prev is not None and prev.string == "."
-            ok = (tok.string in _NP_NAMES) if after_np else (tok.string in variables or tok.string in _FORMULA_NAMES)
-            if not ok or tok.string.startswith("_"):
-                raise ValueError(f"{path}: the stored formula {formula!r} uses {tok.string!r}, which is neither a "
-                                 "variable of the stored data nor one of formulaic's usual transforms; refusing to "
-                                 "evaluate it (a formula is evaluated as Python)")
-        elif tok.type == tokenize.OP:
-            if tok.string == "." and not (prev is not None and prev.string == "np"):
-                raise ValueError(f"{path}: the stored formula {formula!r} uses attribute access other than np.<f>; "
-                                 "refusing to evaluate it")
-            if tok.string not in set("+-*/:()[],=.^|%") | {"**", "//"}:
-                raise ValueError(f"{path}: the stored formula {formula!r} uses the operator {tok.string!r}; "
-                                 "refusing to evaluate it")
-        elif tok.type == tokenize.STRING:
-            if "f" in re.match(r"[A-Za-z]*", tok.string).group().lower():
-                raise ValueError(f"{path}: the stored formula {formula!r} has an f-string; refusing to evaluate it")
-        elif tok.type not in {tokenize.NUMBER, tokenize.NEWLINE, tokenize.NL,
-                              tokenize.ENDMARKER}:
-            raise ValueError(f"{path}: the stored formula {formula!r} has an unexpected token {tok.string!r}")
-        prev = tok
+        lhs, rhs = split_formula(formula, data)
+        for term in rhs:
+            for expr, how in term:
+                if how == "python":
+                    check_factor(expr, variables)
+                elif expr not in variables:
+                    raise ValueError(f"unknown name {expr!r}")
+    except ValueError as err:
+        raise reader.fail(f"the stored formula {formula!r} is refused, nothing was evaluated: {err}") from None
+    response, fterms = parsed["response"], list(parsed["functional_terms"])
+    lookups = [t[0][0] for t in rhs if len(t) == 1 and t[0][1] == "lookup"]
+    if lhs != [[(response, "lookup")]] or any(t not in lookups for t in fterms) or response not in data:
+        raise reader.fail("the stored formula and its stored terms disagree (corrupted or forged file)")
+    scalar = None
+    if parsed["scalar"] is not None:
+        try:
+            scalar = ScalarDesign.from_dict(parsed["scalar"], variables)
+        except ValueError as err:
+            raise reader.fail(f"the stored scalar design is refused, nothing was evaluated: {err}") from None
+        exprs = {e for t in rhs for e, _ in t if not (len(t) == 1 and t[0][0] in fterms)}
+        if {f.expr for f in scalar.factors} != exprs:
+            raise reader.fail("the stored scalar design does not match the formula (corrupted or forged file)")
+    elif any(not (len(t) == 1 and t[0][0] in fterms) for t in rhs):
+        raise reader.fail("the stored scalar design does not match the formula (corrupted or forged file)")
+    grids = {str(t): np.asarray(g) for t, g in dict(parsed["input_grids"]).items()}
+    return ParsedFormula(formula, response, str(parsed["response_dim"]), fterms, scalar, grids)
 
 
 def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str, Any] | None) -> None:
     """Recompute what was not stored, and check the pieces fit together."""
-    from .formula import parse_formula
-
     for name, inst in reader.post:
         if name == "fdakpl.estimator.KPLRegressor":
             X, W = inst.__dict__.get("X_fit_"), inst.__dict__.get("X_weights_")
@@ -653,26 +754,9 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
                     raise reader.fail(f"inconsistent model: alpha is {coef.shape}, the dictionary has "
                                       f"{dic.n_atoms_} atoms, B is {inst.B_.shape}")
         elif name == "fdakpl.regression.FunctionalRegression":
-            assert data is not None and parsed is not None
+            if data is None or not isinstance(parsed, dict):
+                raise reader.fail("the model has no stored training data or terms (corrupted file)")
             inst.data = data
-            _check_formula(inst.formula, {str(v) for v in data.variables}, reader.path)
-            try:
-                p = parse_formula(inst.formula, data)
-            except ValueError as err:
-                raise reader.fail(f"the stored formula no longer parses on the stored data: {err}") from None
-            if p.response != parsed["response"] or p.functional_terms != parsed["functional_terms"]:
-                raise reader.fail("the stored formula and its stored terms disagree (corrupted file)")
-            sc = parsed["scalar"]
-            if (p.scalar is None) != (sc is None):
-                raise reader.fail("the stored scalar design does not match the formula (corrupted file)")
-            if p.scalar is not None:
-                if list(p.scalar.columns) != sc["columns"] or p.scalar.levels != sc["levels"]:
-                    raise reader.fail(
-                        f"the scalar design rebuilt from the formula has columns {p.scalar.columns} and levels "
-                        f"{p.scalar.levels}, but the file stores {sc['columns']} and {sc['levels']} (a different "
-                        "formulaic version?)")
-                p.scalar.mean, p.scalar.scale = sc["mean"], sc["scale"]
-            p.input_grids = dict(parsed["input_grids"])
-            inst.parsed = p
+            inst.parsed = _rebuild_parsed(inst.formula, parsed, data, reader)
         elif name == "fdakpl.results.FunctionalRegressionResults":
             inst._cache = {}

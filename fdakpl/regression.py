@@ -25,10 +25,21 @@ __all__ = ["FunctionalRegression"]
 class FunctionalRegression:
     """Nonlinear function-on-function regression by KPL, specified by a formula.
 
+    A formula is code. In statsmodels and R a formula is evaluated as a program in the caller's
+    environment; fdakpl never evaluates its text, but splits it into terms and checks every scalar
+    term against a small grammar (variables, numbers, arithmetic inside ``I()``, ``np.log``,
+    ``np.exp``, ``np.sqrt``, ... and ``C()``; see :mod:`fdakpl.design`), refusing anything else.
+    A formula still decides which data enter the model and how they are transformed: review a
+    formula that comes from someone else as you would review code. Saved models store the
+    checked design as data, and :func:`fdakpl.load` checks it against the same grammar.
+
     Parameters
     ----------
     formula : str
-        ``"response ~ curve + scalar + C(factor) + ..."`` (see :mod:`fdakpl.formula`).
+        ``"response ~ curve + scalar + C(factor) + ..."`` (see :mod:`fdakpl.formula`). Names that
+        are not Python identifiers go between backquotes or in ``Q("visit time")``;
+        R-style names (``visit.time``) and non-ASCII names work as they are; ``y ~ .`` uses every
+        other variable; ``- z`` removes a term.
     data : xarray.Dataset
         Variables sharing the ``sample`` dim; NaN in the response = not observed.
     dictionary : str or Dictionary, default "auto"
@@ -94,7 +105,9 @@ class FunctionalRegression:
                  random_state: Any = None, n_jobs: int = 2, progress: bool = True,
                  domain: tuple[float, float] | None = None, approx: Any = None) -> None:
         self.formula = formula
-        self.data = _as_dataset(data)
+        # a private deep copy: later edits of the user's Dataset (ds["y"] = ...) change neither the fit, nor the
+        # results, nor what save() writes
+        self.data = _as_dataset(data).copy(deep=True)
         self.dictionary = dictionary
         self.levels = levels
         self.kernel = kernel

@@ -126,7 +126,7 @@ class FunctionalRegressionResults:
         """Fitted curves of the training samples on the response grid."""
         if "fitted" not in self._cache:
             self._cache["fitted"] = self.predict()
-        return self._cache["fitted"]
+        return self._cache["fitted"].copy(deep=True)  # the cache stays private: editing the copy changes nothing
 
     @property
     def resid(self) -> xr.DataArray:
@@ -311,7 +311,7 @@ class FunctionalRegressionResults:
 
         return build_summary(self, eta)
 
-    def save(self, path: Any, *, engine: str | None = None) -> Any:
+    def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
         """Save these results to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
 
         Read them back with :func:`fdakpl.load`; the loaded results predict identically.
@@ -328,7 +328,7 @@ class FunctionalRegressionResults:
         """
         from .persistence import save
 
-        return save(self, path, engine=engine)
+        return save(self, path, engine=engine, overwrite=overwrite)
 
     def _repr_html_(self) -> str:
         try:

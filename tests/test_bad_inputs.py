@@ -408,10 +408,38 @@ def _():
     return (lambda: fit(ds, "y ~ x:g")), [ds]
 
 
-@_c("term-removal", "term removal (y ~ x + z + -g)", ValueError, r"term removal \('-g'\) is not supported")
+@_c("term-code", "a formula term outside the grammar (code)", ValueError,
+    r"the formula term \"I\(__import__\('os'\)\)\" is not allowed: the function '__import__' is not one")
 def _():
     ds = make_data()
-    return (lambda: fit(ds, "y ~ x + z + -g")), [ds]
+    return (lambda: fit(ds, "y ~ x + I(__import__('os'))")), [ds]
+
+
+@_c("unknown-function", "a function outside the whitelist (center(z))", ValueError,
+    r"the function 'center' is not one of the allowed transforms")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, "y ~ x + center(z)")), [ds]
+
+
+@_c("string-constant", "a text constant in a term (I('a'))", ValueError, r"the constant 'a' is not a number")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, "y ~ x + I('a')")), [ds]
+
+
+@_c("log-negative", "np.log of negative values", ValueError,
+    r"the formula term 'np\.log\(z\)' is NaN or infinite for \d+ samples")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, "y ~ x + np.log(z)")), [ds]
+
+
+@_c("complex-scalar", "a complex scalar covariate", ValueError, r"the scalar covariate 'z' is complex")
+def _():
+    ds = make_data()
+    ds = ds.assign(z=ds.z * (1 + 1j))
+    return (lambda: fit(ds, "y ~ x + z")), [ds]
 
 
 @_c("no-tilde", "a formula without ~", ValueError, r"formula must look like 'response ~ term \+ term'")

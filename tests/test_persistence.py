@@ -311,7 +311,7 @@ def _forge(ds, mutate):
     ds["fdakpl_state"] = xr.DataArray(np.array(text, dtype=str), attrs=ds["fdakpl_state"].attrs)
     arrays = {str(k): _restore_dtype(ds[k].values, ds[k].attrs["fdakpl_dtype"])
               for k in ds.data_vars if str(k).startswith("fdakpl.")}
-    arrays.update({f"data:{k}": _restore_dtype(ds[k].values, meta["dtype"])
+    arrays.update({f"data:{k}": _restore_dtype(ds[meta.get("stored_as", k)].values, meta["dtype"])
                    for k, meta in state.get("data", {}).get("variables", {}).items()})
     ds.attrs["fdakpl_checksum"] = _checksum(text, arrays)
 
@@ -393,7 +393,7 @@ def test_results_of_every_tuning_route_round_trip(tmp_path, options):
     "y ~ x + (lambda: z)()",
 ])
 def test_a_forged_formula_is_not_evaluated(tmp_path, capsys, formula):
-    # formulaic evaluates formula terms as Python: a saved formula is checked before it is parsed
+    # a saved formula is checked against the grammar (fdakpl.design); nothing from the file is evaluated
     ds = _scalar_data()
     res = FunctionalRegression("y ~ x + z", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
     path = res.save(tmp_path / "f.nc")
@@ -402,7 +402,7 @@ def test_a_forged_formula_is_not_evaluated(tmp_path, capsys, formula):
         state["root"]["state"]["model"]["state"]["formula"] = formula
 
     _rewrite(path, lambda f: _forge(f, mutate))
-    with pytest.raises(ValueError, match=r"f\.nc: the stored formula .*(refusing|cannot)"):
+    with pytest.raises(ValueError, match=r"f\.nc: the stored formula .*refused, nothing was evaluated"):
         load(path)
     assert "pwned" not in capsys.readouterr().out
 
@@ -413,3 +413,64 @@ def test_usual_formula_transforms_still_load(tmp_path):
                                lam=1e-2, progress=False).fit()
     again = load(res.save(tmp_path / "ok.nc"))
     np.testing.assert_array_equal(again.predict(ds).values, res.predict(ds).values)
+
+
+# ----------------------------------------------------------------------------- issue 13: loading never runs code
+def _marker_code(marker):
+    return f"__import__('os').system('touch {marker}')"
+
+
+@pytest.mark.parametrize("where", ["formula", "design", "eval-coordinate", "design-only"])
+def test_forged_file_with_code_creates_no_marker(tmp_path, where):
+    """A forged file (valid checksum recomputed) whose formula or stored design would run a command: the command
+    must not run, and load refuses the file naming it."""
+    ds = _scalar_data()
+    res = FunctionalRegression("y ~ x + np.log(z**2)", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
+    path = res.save(tmp_path / "forged.nc")
+    marker = tmp_path / "MARKER"
+    code = _marker_code(marker)
+
+    def mutate(state):
+        model = state["root"]["state"]["model"]["state"]
+        sc = state["parsed"]["scalar"]
+        if where in {"formula", "design", "eval-coordinate"}:
+            model["formula"] = f"y ~ x + I(eval(\"{code}\"))" if where == "eval-coordinate" else f"y ~ x + {code}"
+        if where in {"design", "design-only", "eval-coordinate"}:
+            sc["factors"][0]["expr"] = code if where != "eval-coordinate" else f"I(eval(\"{code}\"))"
+        if where == "eval-coordinate":  # the variable check alone is not enough: a name 'eval' is in the data
+            state["data"]["variables"]["eval"] = dict(state["data"]["variables"]["z"], stored_as="eval")
+
+    def change(f):
+        f["eval"] = f["z"]
+        _forge(f, mutate)
+
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match=r"forged\.nc: .*(refused|not allowed)"):
+        load(path)
+    assert not marker.exists()
+
+
+def test_typed_formula_outside_the_grammar_is_refused_before_anything_runs(tmp_path):
+    ds = _scalar_data()
+    marker = tmp_path / "MARKER"
+    for formula in (f"y ~ x + I({_marker_code(marker)})", f"y ~ x + {_marker_code(marker)}",
+                    "y ~ x + z.__class__", "y ~ x + np.lib.npyio.os.getcwd()", "y ~ x + I(f'{z}')"):
+        with pytest.raises(ValueError, match=r"is not allowed|unknown name|cannot parse"):
+            FunctionalRegression(formula, ds, progress=False)
+    assert not marker.exists()
+
+
+def test_saved_design_is_data_not_code(tmp_path):
+    ds = _scalar_data().assign(g=("sample", np.array(["a", "b"] * 10)))
+    res = FunctionalRegression("y ~ x + np.log(z**2) + C(g, Treatment('b')):z", ds, dictionary=Fourier(2),
+                               lam=1e-2, progress=False).fit()
+    with xr.open_dataset(res.save(tmp_path / "d.nc")) as f:
+        state = json.loads(str(f["fdakpl_state"].values))
+    sc = state["parsed"]["scalar"]
+    assert [fa["kind"] for fa in sc["factors"]] == ["numeric", "categorical", "numeric"]
+    assert sc["factors"][1]["levels"] == ["b", "a"]  # reference level first
+    assert sc["columns"] == ["np.log(z ** 2)", "C(g, Treatment('b'))[b]:z", "C(g, Treatment('b'))[a]:z"]
+    # the columns are the products the design says: np.log(z**2) and indicator(g == level) * z
+    z, g = ds.z.values, ds.g.values
+    raw = np.column_stack([np.log(z ** 2), (g == "b") * z, (g == "a") * z])
+    np.testing.assert_allclose(res.model.parsed.scalar.raw(ds), raw, rtol=1e-15)
