@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +51,7 @@ import pandas as pd
 import xarray as xr
 
 from .functional import SAMPLE
+from .notes import warn
 
 __all__ = ["FUNCTIONS", "ScalarDesign", "build_design", "check_factor", "factor_variables"]
 
@@ -535,7 +535,7 @@ def _standardisation(X: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.nd
     sd = Z.std(axis=0) * big
     const = [n for n, s in zip(names, sd, strict=True) if not s > 0]
     if const:
-        warnings.warn(f"the scalar design columns {const} are constant in the training data: they do not enter "
+        warn(f"the scalar design columns {const} are constant in the training data: they do not enter "
                       "the model (drop them from the formula)", stacklevel=4)
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(sd))):
         bad = [n for n, m, s in zip(names, mean, sd, strict=True) if not (np.isfinite(m) and np.isfinite(s))]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any
 
 import numpy as np
@@ -12,9 +11,10 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from .functional import SAMPLE, Observations
+from .functional import SAMPLE, Observations, check_domain, check_locations
 from .iterative import loss_location, point_design, resolve_solver, solve_kpl
 from .kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from .notes import warn
 from .preprocessing import MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
 from .solvers import decompose, project_observations, ridge_coef, ridge_sylvester
 
@@ -238,6 +238,9 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
     grid_ : numpy.ndarray
         Default prediction locations.
     n_features_in_ : int
+    feature_names_in_ : numpy.ndarray
+        Column names of a DataFrame ``X`` at fit (only then); ``predict``
+        refuses a DataFrame whose columns differ or are reordered.
 
     Examples
     --------
@@ -282,6 +285,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
             raise TypeError(f"lam must be a number > 0, got {lam!r}; choose it with fdakpl.FunctionalRegression")
         if not np.isfinite(lam) or lam <= 0:
             raise ValueError(f"lam must be a finite number > 0, got {lam}")
+        check_domain(self.domain)
         if not isinstance(self._kernel(), Kernel):
             raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
 
@@ -323,6 +327,10 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.response_info_ = info
         self.input_spec_ = spec
         self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
+        if getattr(spec, "feature_names", None) is not None:
+            self.feature_names_in_ = np.asarray(spec.feature_names, dtype=object)
+        else:
+            self.__dict__.pop("feature_names_in_", None)
         dom = info.domain
 
         # centring
@@ -377,7 +385,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         q = np.unique(obs.location).size
         rank = np.linalg.matrix_rank(G, tol=1e-10 * max(np.abs(G).max(), 1e-300) * G.shape[0])
         if rank > q:
-            warnings.warn(
+            warn(
                 f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "
                 "locations: the extra atoms are not identifiable from the data and only the penalty fixes "
                 "them; use fewer atoms (fewer frequencies / levels / components)",
@@ -419,11 +427,12 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         >>> m.predict(X[:2], at=[0.1, 0.5, 0.9]).shape
         (2, 3)
         """
+        at = None if at is None else check_locations(at, "at")
         if getattr(self, "approx_", None) is not None:
             return self.approx_.predict(X, at)
         check_is_fitted(self, "coef_")
         H, labels = self._coefficients_and_labels(X)
-        theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
+        theta = self.grid_ if at is None else at
         Yhat = H @ self.dictionary_.evaluate(theta).T
         if self.mean_ is not None:
             Yhat = Yhat + self.mean_(theta)[None, :]

@@ -37,6 +37,12 @@ def _as_dataset(data: Any) -> xr.Dataset:
     if isinstance(data, xr.Dataset):
         return data
     if isinstance(data, Mapping):
+        plain = [str(k) for k, v in data.items() if not isinstance(v, (xr.DataArray, xr.Variable, tuple))]
+        if plain:
+            raise TypeError(
+                f"data[{plain[0]!r}] is a plain array, so its dims are unknown; give each variable its dims, e.g. "
+                "{'y': (('sample', 't'), y), 'z': ('sample', z)} with coords for the location dims, or build an "
+                "xr.Dataset (a DataArray also works)")
         _check_mapping(data)
         return xr.Dataset({k: v for k, v in data.items()})
     raise TypeError(f"data must be an xarray.Dataset (or a mapping of DataArrays), got {type(data).__name__}")
@@ -279,9 +285,15 @@ def median_heuristic(values: np.ndarray, weights: np.ndarray | None = None, max_
         X = X[np.linspace(0, X.shape[0] - 1, max_rows).astype(int)]
     if weights is not None:
         X = X * np.sqrt(weights)
-    d = pdist(X)
+    # distances of X / max|X|, times max|X|: no overflow (inputs near 1e160) or underflow (near 1e-200) of the
+    # squared distances, and the width scales exactly with the inputs (the scale is a power of two)
+    big = float(np.max(np.abs(X))) if X.size else 0.0
+    if not np.isfinite(big):
+        raise ValueError("the kernel inputs have infinite values (or overflow after weighting); rescale them")
+    scale = float(2.0 ** np.frexp(big)[1]) if big > 0 else 1.0
+    d = pdist(X / scale)
     d = d[d > 0]
-    return float(np.median(d)) if d.size else 1.0
+    return float(np.median(d)) * scale if d.size else 1.0
 
 
 def default_kernels(parsed: ParsedFormula, ds: xr.Dataset, interpolate: bool) -> dict[str, Kernel]:

@@ -47,7 +47,6 @@ nearly singular.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +58,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .functional import Observations
 from .losses import GroundLoss, Square, make_loss
+from .notes import warn as warn_note
 from .preprocessing import MeanFunction
 from .progress import progress
 from .solvers import RidgeDecomposition, decompose
@@ -461,7 +461,7 @@ def _minimise(W: _Whitened, lam: float, loss: GroundLoss, Zt0: np.ndarray, max_i
     converged = rel <= tol
     message = str(res.message)
     if warn and not converged:
-        warnings.warn(
+        warn_note(
             f"iterative KPL ({loss.name} loss, lam={lam:g}) did not converge: relative gradient norm {rel:.2e} > "
             f"tol={tol:g} after {res.nit} L-BFGS-B iterations ({message}); increase max_iter, loosen tol, or "
             "increase lam",
@@ -696,9 +696,9 @@ def exact_partial_ridge(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: 
         raise ValueError(f"conjugate gradients broke down (info={info}); the system is not positive definite")
     message = "converged" if converged else f"reached max_iter={max_iter}"
     if warn and not converged:
-        warnings.warn(f"exact partial ridge did not converge: relative residual {rel:.2e} > tol={tol:g} after "
-                      f"{counter['iter']} conjugate-gradient iterations; increase max_iter or lam",
-                      ConvergenceWarning, stacklevel=2)
+        warn_note(f"exact partial ridge did not converge: relative residual {rel:.2e} > tol={tol:g} after "
+                   f"{counter['iter']} conjugate-gradient iterations; increase max_iter or lam",
+                   ConvergenceWarning, stacklevel=2)
     A = (W.N - design.gram_apply(H)) / (n * lam)
     f = float(design.weight @ (design.fitted(H) - design.value) ** 2) / n + lam * float(np.sum(Zt * Zt))
     grad = 2.0 * resid.reshape(shape) / n

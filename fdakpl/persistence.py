@@ -691,6 +691,10 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
         raise ValueError(f"{path}: checksum mismatch: the file was modified or corrupted after it was saved")
     reader = _Reader(path, arrays)
     obj = reader.decode(state["root"])
+    want = {_KIND_RESULTS: "fdakpl.results.FunctionalRegressionResults",
+            _KIND_ESTIMATOR: "fdakpl.estimator.KPLRegressor"}
+    if _class_name(obj) != want[kind]:
+        raise ValueError(f"the file holds a {_class_name(obj)} where a {want[kind]} belongs (forged or corrupted file)")
     data = _rebuild_data(info, restored, reader) if kind == _KIND_RESULTS else None
     parsed = reader.decode(state.get("parsed")) if kind == _KIND_RESULTS else None
     _finish(obj, reader, data, parsed)
@@ -741,9 +745,21 @@ def _rebuild_parsed(formula: Any, parsed: dict[str, Any], data: xr.Dataset, read
     return ParsedFormula(formula, response, str(parsed["response_dim"]), fterms, scalar, grids)
 
 
+#: attributes whose class :func:`load` checks (a forged file could put anything there)
+_EXPECTED = {
+    "fdakpl.results.FunctionalRegressionResults": {"model": "fdakpl.regression.FunctionalRegression",
+                                                   "estimator": "fdakpl.estimator.KPLRegressor"},
+    "fdakpl.regression.FunctionalRegression": {"formula": "builtins.str"},
+}
+
+
 def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str, Any] | None) -> None:
     """Recompute what was not stored, and check the pieces fit together."""
     for name, inst in reader.post:
+        for attr, cls in _EXPECTED.get(name, {}).items():
+            if _class_name(inst.__dict__.get(attr)) != cls:
+                raise reader.fail(f"the {attr} of a {name} is a {_class_name(inst.__dict__.get(attr))}, not a {cls} "
+                                  "(forged or corrupted file)")
         if name == "fdakpl.estimator.KPLRegressor":
             X, W = inst.__dict__.get("X_fit_"), inst.__dict__.get("X_weights_")
             inst.K_ = inst._kernel()(X, None, W) if X is not None and hasattr(inst, "coef_") else None

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,12 +23,15 @@ from sklearn.utils import check_array
 from .functional import (
     SAMPLE,
     Observations,
+    check_domain,
+    check_locations,
     interpolate_missing,
     location_dim,
     observations_from_long,
     quadrature_weights,
     validate_functional,
 )
+from .notes import warn
 
 __all__ = ["InputSpec", "MeanFunction", "ResponseInfo", "check_same_samples", "n_samples_of", "prepare_inputs",
            "prepare_response"]
@@ -44,6 +46,7 @@ class InputSpec:
     grid: np.ndarray | None = None
     location_dim: str | None = None
     terms: dict[str, InputSpec] = field(default_factory=dict)
+    feature_names: list[str] | None = None  # DataFrame column names at fit (as scikit-learn's feature_names_in_)
 
 
 def _is_curve(X: Any) -> bool:
@@ -75,6 +78,11 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
             raise ValueError(f"{name!r} has dims {X.dims}; inputs are scalars (sample), vectors (sample, feature) "
                              "or curves (sample, location with a numeric coordinate)")
         X = X.values[:, None] if X.ndim == 1 else X.transpose(SAMPLE, ...).values
+    names = _feature_names(X)
+    if spec is not None and spec.kind == "array" and spec.feature_names is not None and names is not None \
+            and names != spec.feature_names:
+        raise ValueError(f"{name} has the columns {names}, but the model was fitted on {spec.feature_names} (in "
+                         f"that order); select them by name, e.g. {name}[{spec.feature_names!r}]")
     if isinstance(X, pd.Series):
         X = X.to_numpy()[:, None]
     if sp.issparse(X):
@@ -101,7 +109,14 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
     k = shape if len(shape) > 1 else shape[0]
     if spec is not None and spec.n_features != k:
         raise ValueError(f"{name} has {k} features, but KPLRegressor is expecting {spec.n_features} features as input")
-    return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0])
+    return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0], feature_names=names)
+
+
+def _feature_names(X: Any) -> list[str] | None:
+    """Column names of a DataFrame when they are all strings (scikit-learn's rule for feature_names_in_)."""
+    if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
+        return [str(c) for c in X.columns]
+    return None
 
 
 def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, interpolate: bool) -> np.ndarray:
@@ -116,7 +131,8 @@ def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, inte
                 "the location dim, or drop those samples"
             )
         n_bad = int(np.isnan(values).sum())
-        warnings.warn(f"{name!r}: filled {n_bad} missing input values by linear interpolation", stacklevel=4)
+        warn(f"{name!r}: filled {n_bad} missing input values by linear interpolation", stacklevel=4,
+             kind="interpolation")
         values = interpolate_missing(values, grid, name)
     return values
 
@@ -208,6 +224,7 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
     >>> obs.counts, info.domain
     (array([1, 2]), (0.0, 1.0))
     """
+    domain = check_domain(domain)
     if isinstance(Y, pd.DataFrame):
         obs, labels = observations_from_long(Y)
         dom = domain or (float(obs.location.min()), float(obs.location.max()))
@@ -237,11 +254,9 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
             grid = (np.arange(m) + 0.5) / m
             dom = domain or (0.0, 1.0)
         else:
-            grid = np.asarray(locations, dtype=float)
+            grid = check_locations(locations, "locations", increasing=True)
             if grid.shape != (m,):
                 raise ValueError(f"locations has shape {grid.shape}; expected ({m},) to match {name}")
-            if m > 1 and np.any(np.diff(grid) <= 0):
-                raise ValueError("locations must be strictly increasing")
             dom = domain or (float(grid[0]), float(grid[-1]))
         obs = Observations.from_dense(arr, grid)
         info = ResponseInfo(None, "location", grid, None, kind, (float(dom[0]), float(dom[1])))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from itertools import product
 from typing import Any
@@ -16,6 +15,7 @@ from .estimator import KPLRegressor, integration_weights
 from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, parse_formula
 from .functional import validate_functional
 from .kernels import Gaussian, Kernel, ScaleDecay
+from .notes import collecting, muted
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
 
 __all__ = ["FunctionalRegression"]
@@ -253,11 +253,12 @@ class FunctionalRegression:
         kernels = self._term_kernels()
         kernel = combine_kernels(kernels, self.parsed.terms, self.combine)
         lam_spec = self.lam
-        grid = np.asarray(self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
+        grid = self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS
         criteria = None
         cv_result = None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        # fdakpl's warnings go into this fit's notes (a context variable: no global warning filter is changed, so
+        # fits in several threads neither mix their notes nor leak filters); interpolation is reported in the notes
+        with collecting() as caught, muted("interpolation"):
             if isinstance(lam_spec, str):
                 how = lam_spec.lower()
                 if how not in {"gcv", "loo", "cv"}:
@@ -269,7 +270,12 @@ class FunctionalRegression:
                     raise ValueError(f"lam must be a number > 0, got {lam_spec}")
             else:
                 how = "gcv"
-                grid = np.asarray(lam_spec, dtype=float)
+                grid = _check_lam_grid(lam_spec, "lam")
+            if isinstance(lam_spec, str):
+                grid = _check_lam_grid(grid, "lam_grid")
+            if self.param_grid and how != "cv":
+                raise ValueError(f"param_grid is searched only with lam='cv' (got lam={lam_spec!r}), so it would be "
+                                 "ignored; pass lam='cv' to search it, or drop param_grid")
             if self.approx is not None:
                 if how in {"loo", "cv"}:
                     raise ValueError(f"lam={lam_spec!r} is not available with approx=: the approximate (primal) "
@@ -311,10 +317,7 @@ class FunctionalRegression:
                     est.fit(X, Y)
             if how == "cv":
                 est.fit(X, Y)
-        for w in caught:  # every warning goes into the summary's notes; unexpected ones are re-raised too
-            notes.append(str(w.message))
-            if "missing input values by linear interpolation" not in str(w.message):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        notes.extend(caught)
         lam_how = {"gcv": "GCV", "loo": "leave-one-curve-out", "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(
             model=self, estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam_value,
@@ -343,3 +346,17 @@ def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, loo: bool = 
     phi = est.dictionary_.evaluate(obs.grid)
     return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)
 
+
+def _check_lam_grid(grid: Any, name: str) -> np.ndarray:
+    """A lambda grid: a non-empty 1-d list of finite numbers > 0."""
+    try:
+        arr = np.asarray(grid, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a list of numbers > 0, got {grid!r}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d list of numbers > 0 (e.g. np.geomspace(1e-8, 1, 41)), got "
+                         f"shape {arr.shape}")
+    bad = arr[~(np.isfinite(arr) & (arr > 0))]
+    if bad.size:
+        raise ValueError(f"lam must be a finite number > 0, got {bad[0]} (in {name})")
+    return arr

@@ -10,7 +10,7 @@ import xarray as xr
 
 from .diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
 from .estimator import integration_weights
-from .functional import SAMPLE, Observations, validate_functional
+from .functional import SAMPLE, Observations, check_locations, validate_functional
 
 __all__ = ["FunctionalRegressionResults"]
 
@@ -103,18 +103,17 @@ class FunctionalRegressionResults:
         >>> res.predict(ds.isel(sample=[0, 1]), at=[0.0, 0.5, 1.0]).shape
         (2, 3)
         """
-        import warnings
+        from contextlib import nullcontext
 
         from .formula import _as_dataset
+        from .notes import muted
 
         ds = self.model.data if newdata is None else _as_dataset(newdata)
         X = self.model.parsed.inputs(ds)
-        with warnings.catch_warnings():
-            if newdata is None:  # already reported when fitting
-                warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
+        with muted("interpolation") if newdata is None else nullcontext():  # already reported when fitting
             pred = self.estimator.predict(X, at=at)
         if not isinstance(pred, xr.DataArray):
-            theta = self.estimator.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
+            theta = self.estimator.grid_ if at is None else check_locations(at, "at")
             pred = xr.DataArray(pred, dims=(SAMPLE, self.response_dim), coords={self.response_dim: theta})
         pred = pred.rename({d: self.response_dim for d in pred.dims if d not in (SAMPLE,) and d != self.response_dim})
         if SAMPLE in ds.coords:
@@ -498,6 +497,9 @@ class FunctionalRegressionResults:
         parsed = self.model.parsed
         if term not in parsed.terms:
             raise ValueError(f"{term!r} is not a term of {self.model.formula!r}; terms: {parsed.terms}")
+        if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) \
+                or n_permutations < 1:
+            raise ValueError(f"n_permutations must be a whole number >= 1 (e.g. 199), got {n_permutations!r}")
         if getattr(self.estimator, "decomposition_", None) is None:
             raise ValueError("the permutation test uses the closed-form leave-one-curve-out error; refit with "
                              "solver='eig'")

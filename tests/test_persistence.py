@@ -612,3 +612,31 @@ def test_load_checks_before_it_reads(tmp_path, dti_results):
     model = dti_results.save(tmp_path / "m.nc")
     with pytest.raises(ValueError, match=r"m\.nc: the model's arrays take .* more than max_bytes"):
         load(model, max_bytes=1000)
+
+
+def test_forged_descriptions_give_value_errors_naming_the_file(tmp_path):
+    """Deep nesting (RecursionError) or wrong types (AttributeError) in a forged description: a ValueError."""
+    ds = _scalar_data()
+    res = FunctionalRegression("y ~ x + z", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
+    deep = tmp_path / "deep.nc"
+    res.save(deep)
+
+    def nest(f):
+        text = str(f["fdakpl_state"].values)
+        f["fdakpl_state"] = xr.DataArray(np.array(text[:-1] + ', "x": ' + "[" * 200000 + "]" * 200000 + "}",
+                                                  dtype=str), attrs=f["fdakpl_state"].attrs)
+
+    _rewrite(deep, nest)
+    with pytest.raises(ValueError, match=r"deep\.nc: "):
+        load(deep)
+    for i, mutate in enumerate([
+        lambda s: s["root"]["state"]["estimator"]["state"].update(dictionary_=5),
+        lambda s: s["root"]["state"].update(model=[1, 2]),
+        lambda s: s["parsed"].update(scalar={"factors": "x"}),
+        lambda s: s["parsed"]["scalar"]["columns_spec"].append([[7, None]]),
+        lambda s: s["data"]["variables"]["z"].update(shape=[10 ** 12]),
+    ]):
+        path = res.save(tmp_path / f"forged{i}.nc")
+        _rewrite(path, lambda f, m=mutate: _forge(f, m))
+        with pytest.raises(ValueError, match=rf"forged{i}\.nc: "):
+            load(path)
