@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .functional import SAMPLE
+from .data.functional import SAMPLE
 from .notes import warn
 
 __all__ = ["FUNCTIONS", "ScalarDesign", "build_design", "check_factor", "factor_variables"]

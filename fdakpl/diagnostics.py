@@ -256,7 +256,7 @@ def representation_error(phi_points: np.ndarray, obs: Any, weights: np.ndarray, 
 
     Examples
     --------
-    >>> from fdakpl.functional import Observations
+    >>> from fdakpl.data.functional import Observations
     >>> obs = Observations.from_dense(np.array([[1.0, 2.0, 3.0]]), np.array([0.0, 0.5, 1.0]))
     >>> phi = np.ones((3, 1))  # constants only: best fit 2, residual 1 + 0 + 1 out of 14
     >>> representation_error(phi, obs, np.ones(3)).round(4)

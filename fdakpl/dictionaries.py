@@ -30,7 +30,7 @@ import pywt
 from scipy.interpolate import BSpline as _SciPyBSpline
 from sklearn.base import BaseEstimator, clone
 
-from .functional import Observations, interpolate_missing, quadrature_weights
+from .data.functional import Observations, interpolate_missing, quadrature_weights
 from .notes import warn
 from .progress import progress
 

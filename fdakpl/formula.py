@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .data.functional import SAMPLE, interpolate_missing, quadrature_weights, validate_functional
 from .design import ScalarDesign, build_design
-from .functional import SAMPLE, interpolate_missing, quadrature_weights, validate_functional
 from .kernels import Gaussian, Kernel, Product, Sum
 
 __all__ = ["ParsedFormula", "ScalarDesign", "default_kernels", "median_heuristic", "parse_formula"]

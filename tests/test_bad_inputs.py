@@ -18,8 +18,9 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product, functional
-from fdakpl.estimator import check_exact_memory
+from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product
+from fdakpl.data import functional
+from fdakpl.estimators.kpl import check_exact_memory
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad_inputs.md"
 N, M, P = 12, 20, 15
@@ -503,7 +504,7 @@ def _():
 @_c("r-grids-typo", "R bridge: grids= naming no matrix column (a typo)", ValueError,
     r"grids= names \['yy'\], which are not matrix columns; the matrix columns are \['y'\]")
 def _():
-    from fdakpl.r import dataset_from_columns
+    from fdakpl.io.r import dataset_from_columns
 
     cols = {"y": np.ones((3, 4)), "g": np.array([1.0, 2.0, 1.0])}
     return (lambda: dataset_from_columns(cols, grids={"yy": [0, 1, 2, 3]})), [cols["y"], cols["g"]]
@@ -512,7 +513,7 @@ def _():
 @_c("r-levels-typo", "R bridge: factor_levels= naming no vector column", ValueError,
     r"factor_levels= names \['gg'\], which are not vector columns")
 def _():
-    from fdakpl.r import dataset_from_columns
+    from fdakpl.io.r import dataset_from_columns
 
     cols = {"y": np.ones((3, 4)), "g": np.array([1.0, 2.0, 1.0])}
     return (lambda: dataset_from_columns(cols, factor_levels={"gg": ["a", "b"]})), [cols["y"], cols["g"]]
@@ -521,7 +522,7 @@ def _():
 @_c("r-one-column", "R bridge: a one-column matrix as a curve", ValueError,
     r"column 'y' is a matrix with 1 column; a curve needs at least 2 locations")
 def _():
-    from fdakpl.r import dataset_from_columns
+    from fdakpl.io.r import dataset_from_columns
 
     y = np.ones((3, 1))
     return (lambda: dataset_from_columns({"y": y})), [y]

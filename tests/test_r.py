@@ -1,4 +1,4 @@
-"""fdakpl.r (rpy2 converters, reticulate entry points) and the R loaders of the datasets."""
+"""fdakpl.io.r (rpy2 converters, reticulate entry points) and the R loaders of the datasets."""
 
 import shutil
 import subprocess

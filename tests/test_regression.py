@@ -96,7 +96,7 @@ def test_scalar_design_and_kernels(rng):
     assert design.shape == (60, 3)  # C(sex)[f], C(sex)[m], age -- standardised
     np.testing.assert_allclose(design.mean(0), 0, atol=1e-12)
     np.testing.assert_allclose(design.std(0), 1, atol=1e-12)
-    from fdakpl.functional import quadrature_weights
+    from fdakpl.data.functional import quadrature_weights
 
     w = quadrature_weights(ds.s.values)
     K = Gaussian(0.3)(ds.x.values, None, w) * Laplace(2.0)(design)

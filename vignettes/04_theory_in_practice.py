@@ -36,11 +36,11 @@ import numpy as np
 import pandas as pd
 
 from fdakpl import Fourier, Gaussian, KPLRegressor
+from fdakpl.data.functional import Observations
 from fdakpl.diagnostics import excess_risk_bound, lambda_star
-from fdakpl.estimator import integration_weights
-from fdakpl.functional import Observations
+from fdakpl.estimators.kpl import integration_weights
 from fdakpl.selection import ridge_path
-from fdakpl.solvers import ridge_coef
+from fdakpl.solvers.closed_form import ridge_coef
 
 warnings.simplefilter("ignore", UserWarning)
 rng = np.random.default_rng(0)

@@ -3,7 +3,7 @@
 * :func:`prepare_inputs` -- arrays, functional DataArrays or a mapping of
   named terms → float arrays plus quadrature weights (curves use L2 geometry).
 * :func:`prepare_response` -- dense DataArray / array / long DataFrame →
-  :class:`~fdakpl.functional.Observations` plus the labels needed to put
+  :class:`~fdakpl.data.functional.Observations` plus the labels needed to put
   predictions back on a labelled grid.
 * :class:`MeanFunction` -- the training mean curve used for output centring.
 """
@@ -20,6 +20,7 @@ import scipy.sparse as sp
 import xarray as xr
 from sklearn.utils import check_array
 
+from ..notes import warn
 from .functional import (
     SAMPLE,
     Observations,
@@ -31,7 +32,6 @@ from .functional import (
     quadrature_weights,
     validate_functional,
 )
-from .notes import warn
 
 __all__ = ["InputSpec", "MeanFunction", "ResponseInfo", "check_same_samples", "n_samples_of", "prepare_inputs",
            "prepare_response"]

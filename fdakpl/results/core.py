@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
-from .estimator import integration_weights
-from .functional import SAMPLE, Observations, check_locations, validate_functional
+from ..data.functional import SAMPLE, Observations, check_locations, validate_functional
+from ..diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
+from ..estimators.kpl import integration_weights
 
 __all__ = ["FunctionalRegressionResults"]
 
@@ -105,8 +105,8 @@ class FunctionalRegressionResults:
         """
         from contextlib import nullcontext
 
-        from .formula import _as_dataset
-        from .notes import muted
+        from ..formula import _as_dataset
+        from ..notes import muted
 
         ds = self.model.data if newdata is None else _as_dataset(newdata)
         X = self.model.parsed.inputs(ds)
@@ -150,7 +150,7 @@ class FunctionalRegressionResults:
 
     def _at_lam(self):
         if "at_lam" not in self._cache:
-            from .regression import _criteria
+            from ..regression import _criteria
 
             est = self.estimator
             self._cache["at_lam"] = (_criteria(est, self.response, np.array([self.lam]))
@@ -162,7 +162,7 @@ class FunctionalRegressionResults:
         """Effective degrees of freedom (trace of the smoother; NaN for iterative solvers).
 
         For the approximate (primal) solver, the trace of its coefficient-space smoother
-        (see :meth:`fdakpl.approx.PrimalDecomposition.edf`).
+        (see :meth:`fdakpl.estimators.approx.PrimalDecomposition.edf`).
         """
         c = self._at_lam()
         if c is not None:
@@ -223,7 +223,7 @@ class FunctionalRegressionResults:
             if dec is not None:
                 s, e = dec.s, dec.e
             elif getattr(est, "K_", None) is not None:
-                from .solvers import _sym_sqrt
+                from ..solvers.closed_form import _sym_sqrt
 
                 Bh = _sym_sqrt(est.B_)[0]
                 s = np.clip(np.linalg.eigvalsh(est.K_), 0.0, None)
@@ -311,7 +311,7 @@ class FunctionalRegressionResults:
         return build_summary(self, eta)
 
     def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
-        """Save these results to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
+        """Save these results to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
 
         Read them back with :func:`fdakpl.load`; the loaded results predict identically.
 
@@ -325,7 +325,7 @@ class FunctionalRegressionResults:
         >>> again.lam == res.lam
         True
         """
-        from .persistence import save
+        from ..io.netcdf import save
 
         return save(self, path, engine=engine, overwrite=overwrite)
 
@@ -435,7 +435,7 @@ class FunctionalRegressionResults:
         pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
         r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
         newds = ds if newdata is None else newdata
-        from .formula import _as_dataset
+        from ..formula import _as_dataset
 
         newds = _as_dataset(newds)
         pred = np.asarray(est.predict(parsed.inputs(newds)))
@@ -491,8 +491,8 @@ class FunctionalRegressionResults:
         """
         from sklearn.base import clone
 
-        from .progress import progress as bar
-        from .regression import _criteria
+        from ..progress import progress as bar
+        from ..regression import _criteria
 
         parsed = self.model.parsed
         if term not in parsed.terms:

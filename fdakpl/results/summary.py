@@ -84,7 +84,7 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
     diag = res.diagnostics(eta)
     dic = est.dictionary_
     kern = ", ".join(f"{t}: {k!r}" for t, k in res.kernels.items())
-    from .kernels import make_output_matrix
+    from ..kernels import make_output_matrix
 
     B = est.output_matrix
     b_desc = repr(make_output_matrix(B)) if not isinstance(B, np.ndarray) else f"matrix {B.shape}"
