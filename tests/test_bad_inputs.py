@@ -628,6 +628,21 @@ def _():
     return (lambda: res.save(path)), [ds]
 
 
+@_c("duration-locations", "durations (timedelta64) as the location coordinate", ValueError,
+    r"location coordinate 't' holds durations; locations must be numbers in the unit you mean")
+def _():
+    ds = make_data().assign_coords(t=pd.to_timedelta(np.arange(M), unit="h"))
+    return (lambda: fit(ds)), [ds]
+
+
+@_c("bands-too-few-curves", "prediction_bands with too few calibration curves (12 curves, alpha=0.1)", ValueError,
+    r"a conformal band at alpha=0\.1 needs at least 9 calibration curves")
+def _():
+    ds = make_data()
+    res = fit(ds)
+    return (lambda: res.prediction_bands(ds.isel(sample=[0]), alpha=0.1)), [ds]
+
+
 def _snapshot(objs):
     return [copy.deepcopy(o) for o in objs]
 

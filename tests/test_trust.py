@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 
 from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor
 
@@ -176,3 +177,36 @@ def test_degenerate_widths_and_domains():
     assert np.isfinite(res.predict(ds).values).all()
     with pytest.raises(ValueError, match=r"domain must be None or two finite numbers"):
         fit(ds, domain=(0, np.inf))
+
+
+# ----------------------------------------------------------------------------- types and small samples (11, 12)
+def test_multiindex_sample_labels_work():
+    ds = make_data()
+    mi = pd.MultiIndex.from_arrays([np.arange(12) % 3, np.arange(12)], names=("a", "b"))
+    d2 = ds.drop_vars("sample").assign_coords(xr.Coordinates.from_pandas_multiindex(mi, "sample"))
+    a, b = fit(d2, "y ~ x + z"), fit(ds, "y ~ x + z")
+    np.testing.assert_array_equal(a.predict(d2).values, b.predict(ds).values)
+    assert a.r2 == b.r2 and a.predict(d2).sample.values.tolist()[:2] == [(0, 0), (1, 1)]
+
+
+def test_durations_as_locations_are_refused_with_the_conversion():
+    ds = make_data().assign_coords(t=pd.to_timedelta(np.arange(20), unit="h"))
+    with pytest.raises(ValueError, match=r"location coordinate 't' holds durations; .* np\.timedelta64\(1, 's'\)"):
+        fit(ds)
+
+
+def test_constant_response_r2_follows_scikit_learn():
+    ds = make_data()
+    res = fit(ds.assign(y=ds.y * 0 + 1.0))
+    assert res.r2 == 1.0 or (np.nansum(res.resid.values ** 2) > 0 and res.r2 == 0.0)
+    assert res.r2 == res.estimator.score(res.model.parsed.inputs(res.model.data), res.response)
+
+
+def test_bands_that_would_be_infinite_are_refused():
+    ds = make_data()
+    res = fit(ds)
+    with pytest.raises(ValueError, match=r"needs at least 9 calibration curves, but calibration=0\.3 of n=12 curves "
+                                         r"gives 4"):
+        res.prediction_bands(ds.isel(sample=[0]), alpha=0.1)
+    lo, hi, _ = res.prediction_bands(ds.isel(sample=[0]), alpha=0.2, calibration=0.4)
+    assert np.isfinite(lo.values).all() and np.isfinite(hi.values).all()

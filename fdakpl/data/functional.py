@@ -129,6 +129,13 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))"
         )
     coord = np.asarray(da[loc].values)
+    if coord.dtype.kind in "mM":
+        unit = "np.timedelta64(1, 's')" if coord.dtype.kind == "m" else "np.timedelta64(1, 'D')"
+        start = "" if coord.dtype.kind == "m" else f" - da[{loc!r}][0]"
+        raise ValueError(
+            f"{label!r}: location coordinate {loc!r} holds {'durations' if coord.dtype.kind == 'm' else 'dates'}; "
+            f"locations must be numbers in the unit you mean, e.g. "
+            f"da.assign_coords({loc}={'(' if start else ''}da[{loc!r}]{start}{')' if start else ''} / {unit})")
     if not np.issubdtype(coord.dtype, np.number):
         raise ValueError(
             f"{label!r}: location coordinate {loc!r} has dtype {coord.dtype}; it must "
@@ -354,7 +361,8 @@ def check_locations(values: Any, name: str, *, increasing: bool = False) -> np.n
         raise ValueError(f"{name} has shape {raw.shape}; locations are a 1-d list of numbers, e.g. "
                          "np.linspace(0, 1, 50)")
     if raw.dtype.kind not in "biuf":
-        raise TypeError(f"{name} has dtype {raw.dtype}; locations must be numbers")
+        raise TypeError(f"{name} has dtype {raw.dtype}; locations must be numbers (convert durations or dates to "
+                        "numbers in the unit you mean, e.g. t / np.timedelta64(1, 's'))")
     out = np.atleast_1d(raw.astype(float))
     bad = np.nonzero(~np.isfinite(out))[0]
     if bad.size:

@@ -33,8 +33,8 @@ from .functional import (
     validate_functional,
 )
 
-__all__ = ["InputSpec", "MeanFunction", "ResponseInfo", "check_same_samples", "n_samples_of", "prepare_inputs",
-           "prepare_response"]
+__all__ = ["InputSpec", "MeanFunction", "ResponseInfo", "check_same_samples", "label_keys", "n_samples_of",
+           "prepare_inputs", "prepare_response"]
 
 
 @dataclass
@@ -286,8 +286,7 @@ def check_same_samples(n_x: int, x_labels: Any, n_y: int, y_labels: Any, who: st
     """
     if n_x != n_y:
         raise ValueError(f"X has {n_x} samples but Y has {n_y}; they must describe the same samples")
-    if x_labels is not None and y_labels is not None and not np.array_equal(
-            np.asarray(x_labels).astype(str), np.asarray(y_labels).astype(str)):
+    if x_labels is not None and y_labels is not None and label_keys(x_labels) != label_keys(y_labels):
         raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
                          "xr.align(X, Y, join='exact')")
     if n_y < 2:
@@ -350,3 +349,18 @@ class MeanFunction:
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
         return np.interp(np.asarray(theta, dtype=float), self.grid, self.values)
+
+
+def label_keys(labels: Any) -> list[str]:
+    """Sample labels as text, one per sample, for comparisons (tuples of a MultiIndex stay one label each).
+
+    Examples
+    --------
+    >>> label_keys(np.array([1, 2]))
+    ['1', '2']
+    >>> import pandas as pd
+    >>> label_keys(pd.MultiIndex.from_arrays([[1, 2], ["a", "b"]]))
+    ["(1, 'a')", "(2, 'b')"]
+    """
+    return [str(v) for v in pd.Index(np.asarray(labels, dtype=object) if not isinstance(labels, pd.Index)
+                                     else labels)]

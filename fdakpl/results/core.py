@@ -11,6 +11,7 @@ import xarray as xr
 from ..data.functional import SAMPLE, Observations, check_locations, validate_functional
 from ..diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
 from ..estimators.kpl import integration_weights
+from ..notes import warn
 
 __all__ = ["FunctionalRegressionResults"]
 
@@ -181,8 +182,11 @@ class FunctionalRegressionResults:
         """Integrated R^2 over all observed points (against the pointwise training mean)."""
         Y = self.response.values
         r = self.resid.values
-        tot = np.nansum((Y - np.nanmean(Y, axis=0)) ** 2)
-        return float(1.0 - np.nansum(r**2) / tot)
+        tot = float(np.nansum((Y - np.nanmean(Y, axis=0)) ** 2))
+        res = float(np.nansum(r**2))
+        if not tot > 0:  # a constant response: scikit-learn's convention (as KPLRegressor.score)
+            return 1.0 if res == 0 else 0.0
+        return float(1.0 - res / tot)
 
     @property
     def r2_pointwise(self) -> xr.DataArray:
@@ -425,6 +429,13 @@ class FunctionalRegressionResults:
         n_cal = round(calibration * n)
         if n_cal < 2 or n - n_cal < 2:
             raise ValueError(f"calibration={calibration} leaves too few curves for fitting or calibrating (n={n})")
+        need = int(np.ceil((1 - alpha) / alpha - 1e-12))  # the conformal quantile is finite iff n_cal >= need
+        if n_cal < need:
+            raise ValueError(
+                f"a conformal band at alpha={alpha} needs at least {need} calibration curves, but calibration="
+                f"{calibration} of n={n} curves gives {n_cal}, so the band would be infinite; raise calibration "
+                f"(at most {max(0.0, (n - 2) / n):.2f} here) or alpha (at least {1 / (n_cal + 1):.2f} with {n_cal} "
+                "calibration curves), or fit more curves")
         rng = np.random.default_rng(random_state)
         perm = rng.permutation(n)
         cal, fit = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])
@@ -441,6 +452,9 @@ class FunctionalRegressionResults:
         pred = np.asarray(est.predict(parsed.inputs(newds)))
         if kind == "pointwise":
             half = np.array([_conformal_quantile(col[~np.isnan(col)], alpha) for col in r.T])
+            if not np.all(np.isfinite(half)):
+                warn(f"the pointwise band is infinite at {int(np.sum(~np.isfinite(half)))} locations where fewer "
+                     f"than {need} calibration curves are observed; use kind='simultaneous' or a larger alpha")
         else:
             s = np.nanmean(r, axis=0)
             s = np.where(np.isfinite(s) & (s > 0), s, np.nanmean(r))
