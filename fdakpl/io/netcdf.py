@@ -240,12 +240,16 @@ def _storable(v: xr.Variable, names: dict[str, str]) -> xr.Variable:
 
 
 def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
     import scipy
     import sklearn
 
-    from .. import __version__
-
-    return {"fdakpl_version": __version__, "python_version": platform.python_version(),
+    try:  # as fdakpl.__version__ (without importing the package root)
+        fdakpl_version = version("fdakpl")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        fdakpl_version = "0+unknown"
+    return {"fdakpl_version": fdakpl_version, "python_version": platform.python_version(),
             "numpy_version": np.__version__, "xarray_version": xr.__version__, "scipy_version": scipy.__version__,
             "sklearn_version": sklearn.__version__, "platform": platform.platform()}
 

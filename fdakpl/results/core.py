@@ -8,8 +8,15 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..applicability import bound_applicability, loss_name
 from ..data.functional import SAMPLE, Observations, check_locations, validate_functional
-from ..diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
+from ..diagnostics import (
+    dictionary_constants,
+    excess_risk_bound,
+    kernel_kappa,
+    lambda_star,
+    representation_error,
+)
 from ..estimators.kpl import integration_weights
 from ..notes import warn
 
@@ -245,15 +252,23 @@ class FunctionalRegressionResults:
         return dict(self._cache["cond"])
 
     def diagnostics(self, eta: float = 0.05) -> dict[str, Any]:
-        """Constants of section 5, lambda*, the excess-risk bound and its terms, representation error.
+        """Constants of section 5, which bound applies, lambda*, the bound and its terms, representation error.
+
+        ``applicability`` (:class:`~fdakpl.applicability.Applicability`) says which proposition
+        covers the fit and whether its assumptions hold; ``bound`` is ``None`` when none applies.
+        ``bound`` is evaluated at ``lambda*`` with the plug-in constants ``L`` and ``R`` (``R`` at
+        the fitted lambda); ``bound_at_lambda`` is the same inequality at the fitted lambda, only
+        when it is at least ``lambda*`` (the proof's condition). For a domain of length other than
+        1 both bound the excess risk per unit length (see :mod:`fdakpl.diagnostics`).
 
         Examples
         --------
         >>> from fdakpl import FunctionalRegression, datasets
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
         ...                            progress=False).fit()
-        >>> sorted(res.diagnostics())[:3]
-        ['C_phi', 'L', 'M']
+        >>> d = res.diagnostics()
+        >>> d["applicability"].label, d["applicability"].reasons[0][:44]
+        ('5.2 (indicative)', 'm varies from 43 to 55 points per curve; the')
         """
         key = f"diag{eta}"
         if key in self._cache:
@@ -264,8 +279,8 @@ class FunctionalRegressionResults:
         fine = np.linspace(lo, hi, 2001)
         M = float(np.abs(est.dictionary_.evaluate(np.union1d(fine, obs.grid))).max())
         dc = dictionary_constants(est.gram_, M)
-        kernel = est._kernel()
-        kappa = float(kernel.diagonal_bound() * np.linalg.eigvalsh(est.B_).max())
+        kappa, kappa_how = kernel_kappa(est._kernel(), est.B_, K=getattr(est, "K_", None),
+                                        X=getattr(est, "X_fit_", None), weights=getattr(est, "X_weights_", None))
         yc = obs.value - (est.mean_(obs.location) if est.mean_ is not None else 0.0)
         L = float(np.abs(yc).max())
         A = est.coef_
@@ -280,20 +295,30 @@ class FunctionalRegressionResults:
         d = int(est.dictionary_.n_atoms_)
         counts = obs.counts
         fully = obs.fully_observed
+        approx = getattr(est, "approx_", None)
+        app = bound_applicability(
+            loss=loss_name(est.loss), solver=self.solver, fully_observed=fully, integration=est.integration_,
+            approx=None if approx is None else str(getattr(est, "approx_description_", "approximate kernel")),
+            counts=counts, location=obs.location, domain=(lo, hi), grid=obs.grid, grid_index=obs.grid_index,
+            kappa=kappa, kappa_how=kappa_how, riesz=dc["riesz"], normed=dc["normed"])
         m_used = None if fully else float(counts.min())
-        bound = excess_risk_bound(n, d, kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta) \
-            if np.isfinite(kappa) and np.isfinite(R) else None
+        consts = dict(kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta, domain_length=hi - lo)
+        bound = at_lam = None
+        if app.status != "not applicable" and np.isfinite(R):
+            bound = excess_risk_bound(n, d, **consts)
+            if self.lam >= bound.lam_star:
+                at_lam = excess_risk_bound(n, d, lam=self.lam, **consts)
         lam_star = lambda_star(n, d, kappa, dc["C_phi"], eta, partial=not fully) if np.isfinite(kappa) else np.nan
         w, _ = integration_weights(obs.with_values(yc), est.response_info_.domain, est.integration_)
         rep = representation_error(est.dictionary_.evaluate(obs.grid)[obs.grid_index], obs.with_values(yc), w)
         out = {
             "c_phi": dc["c_phi"], "C_phi": dc["C_phi"], "normed": dc["normed"], "riesz": dc["riesz"],
-            "gram_condition": dc["condition"], "kappa": kappa, "M": M, "L": L, "R": R, "n": n, "d": d,
-            "m_min": int(counts.min()), "m_mean": float(counts.mean()), "fully_observed": fully,
+            "gram_condition": dc["condition"], "kappa": kappa, "kappa_how": kappa_how, "M": M, "L": L, "R": R,
+            "n": n, "d": d, "m_min": int(counts.min()), "m_mean": float(counts.mean()), "fully_observed": fully,
             "eta": eta, "lambda_star": lam_star, "lambda_over_lambda_star": self.lam / lam_star if lam_star else np.nan,
-            "bound": bound, "domain_length": hi - lo,
+            "applicability": app, "bound": bound, "bound_at_lambda": at_lam, "domain_length": hi - lo,
             "representation_error_median": float(np.median(rep)), "representation_error_max": float(rep.max()),
-            "consistent_regime": None if fully else bool(counts.min() >= np.sqrt(n)),
+            "sqrt_n_rate": None if fully else bool(counts.min() >= np.sqrt(n)),
         }
         self._cache[key] = out
         return out
