@@ -53,8 +53,10 @@ def registry() -> dict[str, type]:
         except ImportError:  # pragma: no cover - optional module missing
             continue
         for obj in vars(mod).values():
+            if not isinstance(obj, type):
+                continue
             inside = obj.__module__ == mod.__name__ or obj.__module__.startswith(mod.__name__ + ".")
-            if isinstance(obj, type) and inside:
+            if inside:
                 name = stable_name(obj)
                 if name not in DENY:
                     reg[name] = obj
