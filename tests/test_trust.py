@@ -167,6 +167,7 @@ def test_predictions_scale_with_the_response_at_extreme_scales(base, factor):
     new = ds.assign(y=ds.y * factor)
     other = _fit_default(new)
     assert other.lam == res.lam  # GCV does not underflow or overflow
+    assert abs(other.r2 - res.r2) < 1e-12  # nor do the sums of squares of R^2
     np.testing.assert_allclose(other.predict(new).values / factor, res.predict(ds).values, rtol=1e-12, atol=1e-12)
 
 

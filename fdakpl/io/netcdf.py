@@ -404,10 +404,8 @@ def _refuse_foreign(path: Path, overwrite: bool) -> None:
         return
     kind = None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with xr.open_dataset(target, decode_times=False, decode_timedelta=False, cache=False) as f:
-                kind = f.attrs.get("fdakpl_format")  # attributes only: no data is read
+        with xr.open_dataset(target, decode_times=False, decode_timedelta=False, cache=False) as f:
+            kind = f.attrs.get("fdakpl_format")  # attributes only: no data is read
     except Exception:  # not netCDF at all
         kind = None
     if kind not in {KIND_RESULTS, KIND_ESTIMATOR}:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -152,9 +151,8 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            f = xr.open_dataset(path, decode_times=False, decode_timedelta=False, cache=False)
+        # no warning filter is changed here (that is not thread-safe): the file is our own format
+        f = xr.open_dataset(path, decode_times=False, decode_timedelta=False, cache=False)
     except Exception as err:
         raise ValueError(f"{path}: cannot be read as a netCDF file ({type(err).__name__}: {err})") from None
     with f:

@@ -187,8 +187,7 @@ class FunctionalRegressionResults:
     @property
     def r2(self) -> float:
         """Integrated R^2 over all observed points (against the pointwise training mean)."""
-        Y = self.response.values
-        r = self.resid.values
+        Y, r = _unit_scale(self.response.values, self.resid.values)
         tot = float(np.nansum((Y - np.nanmean(Y, axis=0)) ** 2))
         res = float(np.nansum(r**2))
         if not tot > 0:  # a constant response: scikit-learn's convention (as KPLRegressor.score)
@@ -198,8 +197,7 @@ class FunctionalRegressionResults:
     @property
     def r2_pointwise(self) -> xr.DataArray:
         """Pointwise R^2(theta) over the curves observed at each location."""
-        Y = self.response.values
-        r = self.resid.values
+        Y, r = _unit_scale(self.response.values, self.resid.values)
         with np.errstate(invalid="ignore", divide="ignore"):
             tot = np.nansum((Y - np.nanmean(Y, axis=0)) ** 2, axis=0)
             vals = 1.0 - np.nansum(r**2, axis=0) / tot
@@ -561,6 +559,14 @@ class FunctionalRegressionResults:
         p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
         return {"term": term, "statistic": t_obs, "null": null, "p_value": float(p),
                 "n_permutations": n_permutations}
+
+
+def _unit_scale(Y: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Responses and residuals divided by a power of two near the largest response (exact), so that sums of
+    squares neither overflow nor underflow at extreme scales (R^2 is scale-free)."""
+    top = float(np.nanmax(np.abs(Y))) if np.isfinite(Y).any() else 0.0
+    scale = float(2.0 ** np.frexp(top)[1]) if 0 < top < np.inf else 1.0
+    return Y / scale, r / scale
 
 
 def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:
