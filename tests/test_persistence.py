@@ -634,6 +634,7 @@ def test_forged_descriptions_give_value_errors_naming_the_file(tmp_path):
         lambda s: s["parsed"].update(scalar={"factors": "x"}),
         lambda s: s["parsed"]["scalar"]["columns_spec"].append([[7, None]]),
         lambda s: s["data"]["variables"]["z"].update(shape=[10 ** 12]),
+        lambda s: s["root"]["state"]["estimator"]["state"].update(lam={"__npscalar__": "V1000000000", "value": 1}),
     ]):
         path = res.save(tmp_path / f"forged{i}.nc")
         _rewrite(path, lambda f, m=mutate: _forge(f, m))

@@ -21,8 +21,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DENY", "FORMAT_VERSION", "KIND_ESTIMATOR", "KIND_RESULTS", "PREFIX", "STATE_VAR", "checksum",
-           "class_name", "normalise_name", "registered_classes", "registry", "restore_dtype", "stable_name"]
+__all__ = [
+    "DENY",
+    "FORMAT_VERSION",
+    "KIND_ESTIMATOR",
+    "KIND_RESULTS",
+    "PREFIX",
+    "STATE_VAR",
+    "checksum",
+    "class_name",
+    "normalise_name",
+    "registered_classes",
+    "registry",
+    "restore_dtype",
+    "stable_name",
+    "stored_dtype",
+]
 
 #: version of the file layout written by :func:`fdakpl.io.netcdf.save`
 FORMAT_VERSION = 2
@@ -136,7 +150,7 @@ def restore_dtype(values: np.ndarray, dtype: str) -> np.ndarray:
     >>> restore_dtype(np.array([1, 2]), "<f8").dtype
     dtype('float64')
     """
-    target = np.dtype(dtype)
+    target = stored_dtype(dtype)
     if target.kind in "mM":  # stored as their int64 ticks
         return np.asarray(values).astype(np.int64).view(target)
     if target.kind == "O":
@@ -144,3 +158,27 @@ def restore_dtype(values: np.ndarray, dtype: str) -> np.ndarray:
     if target.kind in "US":
         return np.asarray(values.astype(str) if values.dtype.kind == "O" else values).astype(target)
     return np.asarray(values).astype(target)
+
+
+def stored_dtype(text: Any) -> np.dtype:
+    """A dtype named in a file: booleans, numbers, text or datetimes of at most 1 KiB per element.
+
+    Anything else (object, void, structured dtypes, or a void of a gigabyte per element, which would
+    allocate that much when a scalar is rebuilt) is refused with a ValueError.
+
+    Examples
+    --------
+    >>> stored_dtype("<f8")
+    dtype('float64')
+    >>> stored_dtype("V1000000000")
+    Traceback (most recent call last):
+    ...
+    ValueError: the file names the dtype 'V1000000000', which fdakpl never stores
+    """
+    try:
+        dt = np.dtype(str(text))
+    except (TypeError, ValueError):
+        raise ValueError(f"the file names the dtype {text!r}, which is not a dtype") from None
+    if dt.kind not in "biufcUSmMO" or dt.itemsize > 1024 or dt.fields is not None:
+        raise ValueError(f"the file names the dtype {text!r}, which fdakpl never stores")
+    return dt

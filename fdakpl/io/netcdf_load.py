@@ -38,6 +38,7 @@ from .netcdf_format import (
     normalise_name,
     registry,
     restore_dtype,
+    stored_dtype,
 )
 
 __all__ = ["MAX_BYTES", "load"]
@@ -64,9 +65,9 @@ class _Reader:
                 raise self.fail(f"the model refers to the array {name!r}, which the file lacks (corrupted file)")
             return self.arrays[name].copy()
         if "__ndarray__" in obj:
-            return np.array(obj["data"], dtype=np.dtype(obj["__ndarray__"])).reshape(obj["shape"])
+            return np.array(obj["data"], dtype=stored_dtype(obj["__ndarray__"])).reshape(obj["shape"])
         if "__npscalar__" in obj:
-            return np.dtype(obj["__npscalar__"]).type(obj["value"])
+            return stored_dtype(obj["__npscalar__"]).type(obj["value"])
         if "__tuple__" in obj:
             return tuple(self.decode(v) for v in obj["__tuple__"])
         if "__slice__" in obj:
