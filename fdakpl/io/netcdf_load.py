@@ -120,6 +120,7 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
     Parameters
     ----------
     path : str or path-like
+        A file written by :func:`fdakpl.io.netcdf.save`.
     max_bytes : int
         Largest total size (bytes, uncompressed) of the arrays the model
         refers to (default 4 GiB).
