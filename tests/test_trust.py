@@ -190,6 +190,18 @@ def test_multiindex_sample_labels_work():
     assert a.r2 == b.r2 and a.predict(d2).sample.values.tolist()[:2] == [(0, 0), (1, 1)]
 
 
+def test_tuple_sample_labels_work():
+    ds = make_data()
+    lab = np.empty(12, dtype=object)
+    lab[:] = [(i % 3, i) for i in range(12)]
+    d2 = ds.assign_coords(sample=lab)
+    a, b = fit(d2, "y ~ x + z"), fit(ds, "y ~ x + z")
+    np.testing.assert_array_equal(a.predict(d2).values, b.predict(ds).values)
+    assert a.r2 == b.r2 and a.predict(d2).sample.values[1] == (1, 1)
+    m = KPLRegressor(dictionary=Fourier(2), lam=1e-2).fit(d2.x, d2.y)
+    assert m.predict(d2.x).sample.values[1] == (1, 1)
+
+
 def test_durations_as_locations_are_refused_with_the_conversion():
     ds = make_data().assign_coords(t=pd.to_timedelta(np.arange(20), unit="h"))
     with pytest.raises(ValueError, match=r"location coordinate 't' holds durations; .* np\.timedelta64\(1, 's'\)"):
