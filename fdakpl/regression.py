@@ -8,15 +8,14 @@ from itertools import product
 from typing import Any
 
 import numpy as np
-import xarray as xr
 
-from .data.functional import validate_functional
+from .data.functional import as_dataset, validate_functional
 from .dictionaries import Dictionary, make_dictionary
-from .estimators.kpl import KPLRegressor, integration_weights
-from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, parse_formula
+from .estimators.kpl import KPLRegressor
+from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
 from .notes import collecting, muted
-from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
+from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, lambda_criteria
 
 __all__ = ["FunctionalRegression"]
 
@@ -107,7 +106,7 @@ class FunctionalRegression:
         self.formula = formula
         # a private deep copy: later edits of the user's Dataset (ds["y"] = ...) change neither the fit, nor the
         # results, nor what save() writes
-        self.data = _as_dataset(data).copy(deep=True)
+        self.data = as_dataset(data).copy(deep=True)
         self.dictionary = dictionary
         self.levels = levels
         self.kernel = kernel
@@ -222,9 +221,9 @@ class FunctionalRegression:
                 opts.append(combine_kernels(ks, self.parsed.terms, self.combine))
             out["kernel"] = opts
         if "gamma" in grid:
-            from . import losses  # type: ignore[attr-defined]
+            from .losses import LogCosh
 
-            out["loss"] = [losses.LogCosh(float(g)) for g in grid.pop("gamma")]
+            out["loss"] = [LogCosh(float(g)) for g in grid.pop("gamma")]
         if grid:
             out.update({k: list(v) for k, v in grid.items()})  # raw KPLRegressor parameters
         return out
@@ -302,7 +301,7 @@ class FunctionalRegression:
                 if how in {"gcv", "loo"}:
                     proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]))
                     proxy.fit(X, Y)
-                    criteria = _criteria(proxy, Y, grid, loo=how == "loo")
+                    criteria = lambda_criteria(proxy, Y, grid, loo=how == "loo")
                     idx, lam_value = criteria.best(how)
                     edge = check_edge(grid, idx, how, stacklevel=4)
                     if solver != "eig":
@@ -333,18 +332,6 @@ def _set_lambda(est: KPLRegressor, lam: float) -> None:
     est.set_params(lam=float(lam))
     est.coef_ = ridge_coef(est.decomposition_, float(lam))
     est.coef_B_ = est.coef_ @ est.B_
-
-
-def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, loo: bool = True):
-    """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator."""
-    from .data.preprocessing import prepare_response
-
-    obs, info = prepare_response(Y, None, est.response_info_.domain)
-    if est.mean_ is not None:
-        obs = obs.with_values(obs.value - est.mean_(obs.location))
-    w, _ = integration_weights(obs, info.domain, est.integration_)
-    phi = est.dictionary_.evaluate(obs.grid)
-    return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)
 
 
 def _check_lam_grid(grid: Any, name: str) -> np.ndarray:

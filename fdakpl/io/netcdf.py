@@ -240,16 +240,13 @@ def _storable(v: xr.Variable, names: dict[str, str]) -> xr.Variable:
 
 
 def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
 
     import scipy
     import sklearn
 
-    try:  # as fdakpl.__version__ (without importing the package root)
-        fdakpl_version = version("fdakpl")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        fdakpl_version = "0+unknown"
-    return {"fdakpl_version": fdakpl_version, "python_version": platform.python_version(),
+    from .._version import __version__
+
+    return {"fdakpl_version": __version__, "python_version": platform.python_version(),
             "numpy_version": np.__version__, "xarray_version": xr.__version__, "scipy_version": scipy.__version__,
             "sklearn_version": sklearn.__version__, "platform": platform.platform()}
 
@@ -310,12 +307,11 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
     ...     f.attrs["fdakpl_formula"], f["fdakpl.model.estimator.coef_"].shape
     ('rcst ~ cca', (100, 21))
     """
-    from ..estimators.kpl import KPLRegressor
-    from ..results.core import FunctionalRegressionResults
-
-    if isinstance(obj, FunctionalRegressionResults):
+    # by the stable class name (the file layer does not import the classes it stores: they call save)
+    name = class_name(obj)
+    if name == "fdakpl.FunctionalRegressionResults":
         kind, root = KIND_RESULTS, "model"
-    elif isinstance(obj, KPLRegressor):
+    elif name == "fdakpl.KPLRegressor":
         if not hasattr(obj, "coef_"):
             raise ValueError("this KPLRegressor is not fitted; call fit(X, Y) before save")
         kind, root = KIND_ESTIMATOR, "estimator"

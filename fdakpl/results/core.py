@@ -10,6 +10,7 @@ import xarray as xr
 
 from ..applicability import bound_applicability, loss_name
 from ..data.functional import SAMPLE, Observations, check_locations, validate_functional
+from ..data.integration import integration_weights
 from ..diagnostics import (
     dictionary_constants,
     excess_risk_bound,
@@ -17,7 +18,6 @@ from ..diagnostics import (
     lambda_star,
     representation_error,
 )
-from ..estimators.kpl import integration_weights
 from ..notes import warn
 from .interpretation import InterpretationMixin
 
@@ -117,10 +117,10 @@ class FunctionalRegressionResults(InterpretationMixin):
         """
         from contextlib import nullcontext
 
-        from ..formula import _as_dataset
+        from ..data.functional import as_dataset
         from ..notes import muted
 
-        ds = self.model.data if newdata is None else _as_dataset(newdata)
+        ds = self.model.data if newdata is None else as_dataset(newdata)
         X = self.model.parsed.inputs(ds)
         with muted("interpolation") if newdata is None else nullcontext():  # already reported when fitting
             pred = self.estimator.predict(X, at=at)
@@ -162,10 +162,10 @@ class FunctionalRegressionResults(InterpretationMixin):
 
     def _at_lam(self):
         if "at_lam" not in self._cache:
-            from ..regression import _criteria
+            from ..selection import lambda_criteria
 
             est = self.estimator
-            self._cache["at_lam"] = (_criteria(est, self.response, np.array([self.lam]))
+            self._cache["at_lam"] = (lambda_criteria(est, self.response, np.array([self.lam]))
                                      if getattr(est, "decomposition_", None) is not None else None)
         return self._cache["at_lam"]
 
@@ -236,9 +236,9 @@ class FunctionalRegressionResults(InterpretationMixin):
             if dec is not None:
                 s, e = dec.s, dec.e
             elif getattr(est, "K_", None) is not None:
-                from ..solvers.closed_form import _sym_sqrt
+                from ..solvers.closed_form import sym_sqrt
 
-                Bh = _sym_sqrt(est.B_)[0]
+                Bh = sym_sqrt(est.B_)[0]
                 s = np.clip(np.linalg.eigvalsh(est.K_), 0.0, None)
                 e = np.clip(np.linalg.eigvalsh(Bh @ est.gram_ @ Bh), 0.0, None)
             else:  # approximate (primal) solvers hold no n x n kernel matrix
@@ -477,9 +477,9 @@ class FunctionalRegressionResults(InterpretationMixin):
         pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
         r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
         newds = ds if newdata is None else newdata
-        from ..formula import _as_dataset
+        from ..data.functional import as_dataset
 
-        newds = _as_dataset(newds)
+        newds = as_dataset(newds)
         pred = np.asarray(est.predict(parsed.inputs(newds)))
         if kind == "pointwise":
             half = np.array([_conformal_quantile(col[~np.isnan(col)], alpha) for col in r.T])
@@ -537,7 +537,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         from sklearn.base import clone
 
         from ..progress import progress as bar
-        from ..regression import _criteria
+        from ..selection import lambda_criteria
 
         parsed = self.model.parsed
         if term not in parsed.terms:
@@ -550,7 +550,7 @@ class FunctionalRegressionResults(InterpretationMixin):
                              "solver='eig'")
         X = parsed.inputs(self.model.data)
         Y = self.response
-        t_obs = float(_criteria(self.estimator, Y, np.array([self.lam])).loo[0])
+        t_obs = float(lambda_criteria(self.estimator, Y, np.array([self.lam])).loo[0])
         rng = np.random.default_rng(random_state)
         n = Y.sizes[SAMPLE]
         null = np.empty(n_permutations)
@@ -563,7 +563,7 @@ class FunctionalRegressionResults(InterpretationMixin):
             Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values) if isinstance(v, xr.DataArray)
                         else np.asarray(v)[perm])
             est.fit(Xp, Y)
-            null[b] = _criteria(est, Y, np.array([self.lam])).loo[0]
+            null[b] = lambda_criteria(est, Y, np.array([self.lam])).loo[0]
         p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
         return {"term": term, "statistic": t_obs, "null": null, "p_value": float(p),
                 "n_permutations": n_permutations}
