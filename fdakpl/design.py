@@ -51,7 +51,7 @@ import pandas as pd
 import xarray as xr
 
 from .data.functional import SAMPLE
-from .notes import warn
+from .notices import warn
 
 __all__ = ["FUNCTIONS", "ScalarDesign", "build_design", "check_factor", "factor_variables"]
 

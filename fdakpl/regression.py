@@ -14,7 +14,7 @@ from .dictionaries import Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
 from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
-from .notes import collecting, muted
+from .notices import InterpolationWarning, distinct, said_once
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, lambda_criteria
 
 __all__ = ["FunctionalRegression"]
@@ -67,7 +67,7 @@ class FunctionalRegression:
     center : bool
         Centre responses with the training mean function.
     interpolate_inputs : bool
-        Fill NaN in input curves by linear interpolation (with a warning).
+        Fill NaN in input curves by linear interpolation (recorded once in ``res.notes``, no warning).
     cv : int
         Folds for ``lam="cv"``.
     param_grid : mapping, optional
@@ -255,9 +255,9 @@ class FunctionalRegression:
         grid = self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS
         criteria = None
         cv_result = None
-        # fdakpl's warnings go into this fit's notes (a context variable: no global warning filter is changed, so
-        # fits in several threads neither mix their notes nor leak filters); interpolation is reported in the notes
-        with collecting() as caught, muted("interpolation"):
+        # warnings are said once, at the user's line; filled input values (the user asked for it) only
+        # go into the notes, which the summary shows
+        with said_once(quiet=(InterpolationWarning,)) as caught:
             if isinstance(lam_spec, str):
                 how = lam_spec.lower()
                 if how not in {"gcv", "loo", "cv"}:
@@ -316,7 +316,7 @@ class FunctionalRegression:
                     est.fit(X, Y)
             if how == "cv":
                 est.fit(X, Y)
-        notes.extend(caught)
+        notes += [str(w.message) for w in distinct(caught)]
         lam_how = {"gcv": "GCV", "loo": "leave-one-curve-out", "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(
             model=self, estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam_value,

@@ -31,7 +31,7 @@ import numpy as np
 from .data.functional import Observations
 from .data.integration import integration_weights
 from .data.preprocessing import prepare_response
-from .notes import silenced, warn
+from .notices import silenced, warn
 from .solvers.closed_form import RidgeDecomposition
 
 __all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "check_edge", "kfold_path", "lambda_criteria", "ridge_path"]

@@ -202,7 +202,7 @@ def _():
 
 # -- missing and non-finite values
 @_c("nan-input", "NaN in an input curve", ValueError,
-    r"'x' has NaN for samples at positions \[3\].*interpolate_inputs=True")
+    r"'x' has NaN for samples \['id3'\].*interpolate_inputs=True")
 def _():
     ds = _edit(make_data(), "x", (3, 5), np.nan)
     return (lambda: fit(ds)), [ds]

@@ -63,7 +63,7 @@ from ..data.preprocessing import MeanFunction, check_same_samples
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, Product, check_spd, make_output_matrix
-from ..notes import warn
+from ..notices import warn
 from ..solvers.closed_form import sym_sqrt
 
 __all__ = [

@@ -16,7 +16,7 @@ from ..data.preprocessing import MeanFunction, check_same_samples, n_samples_of,
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
-from ..notes import warn
+from ..notices import warn
 from ..solvers.closed_form import decompose, project_observations, ridge_coef, ridge_sylvester
 from ..solvers.iterative import loss_location, point_design, resolve_solver, solve_kpl
 
@@ -163,7 +163,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Domain of the response curves; defaults to the range of the
         response locations (``[0, 1]`` for plain arrays).
     interpolate_inputs : bool, default False
-        Fill NaN in input curves by linear interpolation (with a warning)
+        Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
         instead of raising.
     approx : Nystroem or RandomFourierFeatures, optional
         Approximate the kernel by an explicit feature map and solve in primal

@@ -18,8 +18,9 @@ from ..diagnostics import (
     lambda_star,
     representation_error,
 )
-from ..notes import warn
+from ..notices import InterpolationWarning, said_once, warn
 from .interpretation import InterpretationMixin
+from .permutation import PermutationTestResult
 
 __all__ = ["FunctionalRegressionResults"]
 
@@ -115,14 +116,11 @@ class FunctionalRegressionResults(InterpretationMixin):
         >>> res.predict(ds.isel(sample=[0, 1]), at=[0.0, 0.5, 1.0]).shape
         (2, 3)
         """
-        from contextlib import nullcontext
-
         from ..data.functional import as_dataset
-        from ..notes import muted
 
         ds = self.model.data if newdata is None else as_dataset(newdata)
         X = self.model.parsed.inputs(ds)
-        with muted("interpolation") if newdata is None else nullcontext():  # already reported when fitting
+        with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
             pred = self.estimator.predict(X, at=at)
         if not isinstance(pred, xr.DataArray):
             theta = self.estimator.grid_ if at is None else check_locations(at, "at")
@@ -473,14 +471,14 @@ class FunctionalRegressionResults(InterpretationMixin):
         parsed = self.model.parsed
         est = clone(self.estimator).set_params(lam=self.lam)
         Y = self.response
-        est.fit(parsed.inputs(ds.isel(sample=fit)), Y.isel(sample=fit))
-        pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
-        r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
-        newds = ds if newdata is None else newdata
         from ..data.functional import as_dataset
 
-        newds = as_dataset(newds)
-        pred = np.asarray(est.predict(parsed.inputs(newds)))
+        newds = as_dataset(ds if newdata is None else newdata)
+        with said_once(quiet=(InterpolationWarning,)):  # the refit's warnings once; interpolation was noted
+            est.fit(parsed.inputs(ds.isel(sample=fit)), Y.isel(sample=fit))
+            pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
+            pred = np.asarray(est.predict(parsed.inputs(newds)))
+        r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
         if kind == "pointwise":
             half = np.array([_conformal_quantile(col[~np.isnan(col)], alpha) for col in r.T])
             if not np.all(np.isfinite(half)):
@@ -503,7 +501,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         return da(pred - half, "lower"), da(pred + half, "upper"), da(pred, parsed.response)
 
     def permutation_test(self, term: str, n_permutations: int = 199, random_state: Any = 0,
-                         progress: bool | None = None) -> dict[str, Any]:
+                         progress: bool | None = None) -> PermutationTestResult:
         """Permutation test of no association between the response and one term.
 
         The statistic is the exact leave-one-curve-out error at the fitted
@@ -522,8 +520,9 @@ class FunctionalRegressionResults(InterpretationMixin):
 
         Returns
         -------
-        dict
-            ``statistic``, ``null`` (array), ``p_value``, ``term``.
+        PermutationTestResult
+            ``statistic``, ``pvalue``, ``null_distribution`` (as ``scipy.stats`` results), ``term``;
+            ``print()`` it for a readable report.
 
         Examples
         --------
@@ -531,8 +530,8 @@ class FunctionalRegressionResults(InterpretationMixin):
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
         ...                            progress=False).fit()
         >>> out = res.permutation_test("cca", n_permutations=19, progress=False)
-        >>> 0 < out["p_value"] <= 1
-        True
+        >>> out.null_distribution.shape, 0 < out.pvalue <= 1
+        ((19,), True)
         """
         from sklearn.base import clone
 
@@ -556,17 +555,18 @@ class FunctionalRegressionResults(InterpretationMixin):
         null = np.empty(n_permutations)
         est = clone(self.estimator).set_params(lam=self.lam)
         show = self.model.progress if progress is None else progress
-        for b in bar(range(n_permutations), desc=f"permutation test ({term})", enabled=show):
-            perm = rng.permutation(n)
-            Xp = dict(X)
-            v = X[term]
-            Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values) if isinstance(v, xr.DataArray)
-                        else np.asarray(v)[perm])
-            est.fit(Xp, Y)
-            null[b] = lambda_criteria(est, Y, np.array([self.lam])).loo[0]
+        with said_once(quiet=(InterpolationWarning,)):  # one warning per cause, not one per refit
+            for b in bar(range(n_permutations), desc=f"permutation test ({term})", enabled=show):
+                perm = rng.permutation(n)
+                Xp = dict(X)
+                v = X[term]
+                Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values)
+                            if isinstance(v, xr.DataArray) else np.asarray(v)[perm])
+                est.fit(Xp, Y)
+                null[b] = lambda_criteria(est, Y, np.array([self.lam])).loo[0]
         p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
-        return {"term": term, "statistic": t_obs, "null": null, "p_value": float(p),
-                "n_permutations": n_permutations}
+        return PermutationTestResult(statistic=t_obs, pvalue=float(p), null_distribution=null, term=term,
+                                     response=parsed.response, n_permutations=n_permutations)
 
 
 def _unit_scale(Y: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

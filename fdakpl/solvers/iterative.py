@@ -60,7 +60,7 @@ from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction
 from ..data.validation import check_lam
 from ..losses import GroundLoss, Square, make_loss
-from ..notes import warn as warn_note
+from ..notices import warn as warn_note
 from ..progress import progress
 from .closed_form import RidgeDecomposition, decompose
 
