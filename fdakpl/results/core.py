@@ -188,11 +188,22 @@ class FunctionalRegressionResults(InterpretationMixin):
 
     @property
     def r2(self) -> float:
-        """Integrated R^2 over all observed points (against the pointwise training mean)."""
-        Y, r = _unit_scale(self.response.values, self.resid.values)
-        tot = float(np.nansum((Y - np.nanmean(Y, axis=0)) ** 2))
-        res = float(np.nansum(r**2))
-        if not tot > 0:  # a constant response: scikit-learn's convention (as KPLRegressor.score)
+        """Integrated R^2 over all observed points, against the training mean curve.
+
+        The mean curve follows the centring rule (:func:`fdakpl.data.preprocessing.location_cells`):
+        pointwise on a common grid, binned and smoothed for irregular (sparse) sampling, where a
+        pointwise mean would copy each location's single value and leave nothing to explain. Sums of
+        squares are taken on responses divided by a power of two near the largest one (no overflow or
+        underflow at extreme scales); a constant response follows scikit-learn (1 if fitted exactly, else 0).
+        """
+        from ..data.preprocessing import MeanFunction
+
+        obs = self._obs()
+        mean = MeanFunction(obs, self.estimator.response_info_.domain)(obs.location)
+        dev, r = _unit_scale(obs.value - mean, self.resid.values, reference=obs.value)
+        tot = float(np.sum(dev ** 2))
+        res = float(np.nansum(r ** 2))
+        if not tot > 0:
             return 1.0 if res == 0 else 0.0
         return float(1.0 - res / tot)
 
@@ -569,10 +580,11 @@ class FunctionalRegressionResults(InterpretationMixin):
                                      response=parsed.response, n_permutations=n_permutations)
 
 
-def _unit_scale(Y: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Responses and residuals divided by a power of two near the largest response (exact), so that sums of
-    squares neither overflow nor underflow at extreme scales (R^2 is scale-free)."""
-    top = float(np.nanmax(np.abs(Y))) if np.isfinite(Y).any() else 0.0
+def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``Y`` and ``r`` divided by a power of two near the largest value of ``reference`` (default ``Y``), exactly,
+    so that sums of squares neither overflow nor underflow at extreme scales (R^2 is scale-free)."""
+    ref = Y if reference is None else reference
+    top = float(np.nanmax(np.abs(ref))) if np.isfinite(ref).any() else 0.0
     scale = float(2.0 ** np.frexp(top)[1]) if 0 < top < np.inf else 1.0
     return Y / scale, r / scale
 
