@@ -34,9 +34,10 @@ from .functional import (
     quadrature_weights,
     validate_functional,
 )
+from .labels import feature_names, label_keys
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
-           "check_same_samples", "label_keys", "location_cells", "n_samples_of", "prepare_inputs", "prepare_response",
+           "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs", "prepare_response",
            "response_scale"]
 
 
@@ -81,7 +82,7 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
             raise ValueError(f"{name!r} has dims {X.dims}; inputs are scalars (sample), vectors (sample, feature) "
                              "or curves (sample, location with a numeric coordinate)")
         X = X.values[:, None] if X.ndim == 1 else X.transpose(SAMPLE, ...).values
-    names = _feature_names(X)
+    names = feature_names(X)
     if spec is not None and spec.kind == "array" and spec.feature_names is not None and names is not None \
             and names != spec.feature_names:
         raise ValueError(f"{name} has the columns {names}, but the model was fitted on {spec.feature_names} (in "
@@ -114,13 +115,6 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
     if spec is not None and spec.n_features != k:
         raise ValueError(f"{name} has {k} features, but KPLRegressor is expecting {spec.n_features} features as input")
     return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0], feature_names=names)
-
-
-def _feature_names(X: Any) -> list[str] | None:
-    """Column names of a DataFrame when they are all strings (scikit-learn's rule for feature_names_in_)."""
-    if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
-        return [str(c) for c in X.columns]
-    return None
 
 
 def _samples_text(rows: np.ndarray, labels: np.ndarray | None, limit: int = 10) -> str:
@@ -526,21 +520,6 @@ class MeanFunction:
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
         return np.interp(np.asarray(theta, dtype=float), self.grid, self.values)
-
-
-def label_keys(labels: Any) -> list[str]:
-    """Sample labels as text, one per sample, for comparisons (tuples of a MultiIndex stay one label each).
-
-    Examples
-    --------
-    >>> label_keys(np.array([1, 2]))
-    ['1', '2']
-    >>> import pandas as pd
-    >>> label_keys(pd.MultiIndex.from_arrays([[1, 2], ["a", "b"]]))
-    ["(1, 'a')", "(2, 'b')"]
-    """
-    return [str(v) for v in pd.Index(np.asarray(labels, dtype=object) if not isinstance(labels, pd.Index)
-                                     else labels)]
 
 
 def _smoothing_spline(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> Any:
