@@ -144,7 +144,11 @@ def shutdown_workers() -> bool:
     executor = getattr(module, "_executor", None)  # loky keeps its one reusable pool here
     if executor is None:
         return False
-    executor.shutdown(wait=True, kill_workers=True)
+    terminate = getattr(executor, "terminate", None)  # joblib's executor also removes its memmapping folder
+    if terminate is not None:
+        terminate(kill_workers=False)
+    else:
+        executor.shutdown(wait=True)
     module._executor = None
     return True
 
@@ -162,7 +166,8 @@ def dataset_from_columns(
     columns : mapping
         ``name ->`` a 2-d array (a curve per row: a functional variable with
         location dim ``name_loc``) or a 1-d array (a scalar per sample). NaN
-        marks unobserved points and missing values.
+        marks unobserved points and missing values; R's ``NA`` (a NaN with a
+        payload, on which NumPy warns at each operation) becomes a plain NaN.
     sample_labels : sequence of str, optional
         Defaults to ``"1".."n"``; must be unique.
     grids : mapping, optional
@@ -200,7 +205,10 @@ def dataset_from_columns(
             raise ValueError(f"column {name!r} has {arr.ndim} dims; send vectors or matrices")
         if str(name) == SAMPLE:
             raise ValueError(f"a column cannot be named {SAMPLE!r} (the sample dim)")
-        arrays[str(name)] = arr.astype(np.float64)
+        arr = arr.astype(np.float64)  # a copy
+        # R's NA is a signalling NaN: NumPy warns "invalid value encountered" at every arithmetic step on it
+        arr[np.isnan(arr)] = np.nan
+        arrays[str(name)] = arr
     sizes = {name: arr.shape[0] for name, arr in arrays.items()}
     n = next(iter(sizes.values()))
     if len(set(sizes.values())) > 1:

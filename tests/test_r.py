@@ -414,3 +414,15 @@ def test_predict_from_r_bands_are_the_conformal_bands():
     np.testing.assert_array_equal(out["values"], pred.values)
     with pytest.raises(ValueError, match="drop `at`"):
         predict_from_r(res, new, level=0.8, at=[0.5])
+
+
+def test_r_na_bits_become_a_quiet_nan():
+    """R's NA_real_ is a NaN with payload 1954 and the quiet bit unset: NumPy warns on arithmetic with it."""
+    import warnings
+
+    r_na = np.array([0x7FF00000000007A2], dtype=np.uint64).view(np.float64)[0]
+    ds = r.dataset_from_columns({"y": np.array([[1.0, r_na], [2.0, 3.0]])})
+    assert np.isnan(ds.y.values[0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _ = ds.y.values - 1.0  # no "invalid value encountered in subtract"
