@@ -39,10 +39,9 @@ check_count <- function(x, name, min = -Inf, null_ok = FALSE) {
 check_numbers <- function(x, name, positive = FALSE, len = NULL) {
   if (!is.numeric(x) || !length(x) || anyNA(x) || any(!is.finite(x)) || (positive && any(x <= 0)) ||
       (!is.null(len) && length(x) != len)) {
-    input_error("`%s` must be %s%s finite number%s, not %s", name,
-                if (is.null(len)) "" else if (len == 1L) "one " else paste(len, ""),
-                if (positive) "positive" else "", if (is.null(len) || len > 1L) "s" else "",
-                deparse1(x), call = NULL)
+    what <- paste(c(if (!is.null(len)) (if (len == 1L) "one" else as.character(len)), if (positive) "positive",
+                    if (is.null(len) || len > 1L) "finite numbers" else "finite number"), collapse = " ")
+    input_error("`%s` must be %s, not %s", name, what, deparse1(x), call = NULL)
   }
   as.double(x)
 }
@@ -57,7 +56,11 @@ check_lambda <- function(lambda) {
     return(lambda)
   }
   if (is_python(lambda)) return(lambda)
-  values <- check_numbers(lambda, "lambda", positive = TRUE)
+  if (!is.numeric(lambda) || !length(lambda) || anyNA(lambda) || any(!is.finite(lambda)) || any(lambda <= 0)) {
+    input_error("`lambda` must be \"gcv\", \"loo\" or \"cv\" (chosen from the data), or positive numbers; not %s",
+                deparse1(lambda), call = NULL)
+  }
+  values <- as.double(lambda)
   if (length(values) > 1L) reticulate::np_array(values) else values
 }
 

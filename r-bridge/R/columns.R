@@ -6,7 +6,7 @@
 # labelled by the data's own row names, so that fitted values, predictions and
 # residuals can be merged with the data by row name.
 
-row_count <- function(x) if (is.matrix(x) || is.data.frame(x)) nrow(x) else length(x)
+row_count <- function(x) if (!is.null(dim(x))) dim(x)[1L] else length(x)
 
 # Row labels: a data.frame's row names (always unique, as R makes them);
 # for a list, the row names of its first matrix with complete row names
@@ -60,6 +60,11 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
   nms <- names(data)
   if (length(data) && (is.null(nms) || any(is.na(nms) | !nzchar(nms)))) {
     input_error("`%s` must have names for all its columns", what)
+  }
+  dup <- unique(nms[duplicated(nms)])
+  if (length(dup)) {
+    input_error("`%s` has several columns named %s; make the names unique, e.g. names(%s) <- make.unique(names(%s))",
+                what, paste0("'", dup, "'", collapse = ", "), what, what)
   }
   with_response <- is.null(fitted)
   parts <- c(if (with_response) list(spec$response), spec$terms)
@@ -193,7 +198,9 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
     x <- values[[i]]
     columns[[parts[[i]]$name]] <- if (is.matrix(x)) x[keep, , drop = FALSE] else reticulate::np_array(x[keep])
   }
-  factor_names <- vapply(spec$terms[names(levs)], `[[`, character(1), "name")
+  py_names <- vapply(parts, `[[`, character(1), "name")
+  names(py_names) <- labels_of
+  factor_names <- py_names[names(levs)]
   list(columns = columns, levels = stats::setNames(levs, factor_names[names(levs)]), level_labels = levs,
        labels = labels[keep], all_labels = labels, rows = keep, out_rows = out_rows, n = length(keep), kinds = kinds,
        ncols = ncols, colnames = colnames_of, values = values, na_action = omitted,

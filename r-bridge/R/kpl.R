@@ -26,6 +26,10 @@ kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, 
                 solver = "auto", interpolate_inputs = FALSE, grid = NULL, subset = NULL, na.action = NULL, ...) {
   cl <- match.call()
   if (missing(data)) input_error("`data` is missing: give a data.frame with matrix columns (or a named list)")
+  if (!(is.data.frame(data) || (is.list(data) && !is.object(data)))) {
+    input_error("`data` must be a data.frame (matrix columns hold curves, one per row) or a named list, not %s",
+                paste(class(data), collapse = "/"))
+  }
   if (!is.null(dictionary) && !is_python(dictionary)) dictionary <- check_string(dictionary, "dictionary")
   levels <- check_count(levels, "levels", min = 1, null_ok = TRUE)
   lambda <- check_lambda(lambda)
