@@ -41,8 +41,10 @@ kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, 
   if (!is.null(output_matrix) && !is_python(output_matrix)) {
     if (is.character(output_matrix)) {
       output_matrix <- check_string(output_matrix, "output_matrix")
+    } else if (is.numeric(output_matrix) && length(output_matrix) == 1L && is.null(dim(output_matrix))) {
+      output_matrix <- check_numbers(output_matrix, "output_matrix", positive = TRUE, len = 1L)
     } else if (!is.matrix(output_matrix) || !is.numeric(output_matrix) || anyNA(output_matrix)) {
-      input_error("`output_matrix` must be a numeric matrix without NA, a name, or NULL")
+      input_error("`output_matrix` must be a positive number b (B = diag(b^-scale)), a numeric matrix without NA, or NULL")
     }
   }
   na_action <- na_action_name(na.action)
@@ -101,7 +103,8 @@ kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, 
   structure(list(
     call = cl,
     formula = formula,
-    terms = spec$terms_object,
+    terms = names(spec$terms),  # the term labels (terms() gives the terms object)
+    terms_object = spec$terms_object,
     spec = spec,
     response = response,
     term_labels = names(spec$terms),
@@ -191,7 +194,7 @@ coef.kpl <- function(object, ...) object$coefficients
 
 nobs.kpl <- function(object, ...) object$n
 
-terms.kpl <- function(x, ...) x$terms
+terms.kpl <- function(x, ...) x$terms_object
 
 formula.kpl <- function(x, ...) x$formula
 

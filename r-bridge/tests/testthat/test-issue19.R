@@ -33,6 +33,7 @@ test_that("19.1 no data is lost between R and Python: duplicated names refused, 
 })
 
 test_that("19.2 R's logical NA is refused in R, never sent to Python as True", {
+  need_python()
   d <- first_visits()[1:20, ]
   expect_error(kpl(rcst ~ cca, d, lambda = NA), "`lambda` must be \"gcv\"", class = "fdakpl_input_error")
   expect_error(kpl(rcst ~ cca, d, center = NA), "`center` must be TRUE or FALSE, not NA", class = "fdakpl_input_error")
@@ -43,6 +44,9 @@ test_that("19.2 R's logical NA is refused in R, never sent to Python as True", {
   expect_error(kpl(rcst ~ cca, d, lambda = "cv", cv = NA), "`cv` must be a whole number", class = "fdakpl_input_error")
   expect_error(kpl(rcst ~ cca, d, dictionary = NA_character_), "`dictionary` must be one string",
                class = "fdakpl_input_error")
+  expect_error(kpl(rcst ~ cca, d, output_matrix = NA_real_), "`output_matrix` must be one positive finite number",
+               class = "fdakpl_input_error")
+  expect_error(kpl(rcst ~ cca, d, subset = NA), "`subset`", class = "fdakpl_input_error")
 })
 
 test_that("19.3 predict() gives conformal prediction intervals and refuses the arguments it does not take", {
