@@ -91,7 +91,10 @@ predict.kpl <- function(object, newdata = NULL, at = NULL, interval = c("none", 
     values <- array(c(values, fill(out$lower), fill(out$upper)), dim = c(dim(values), 3L),
                     dimnames = list(all_samples, cols, c("fit", "lwr", "upr")))
   }
-  if (format == "long") return(long_format(values, all_samples, locations, "fit"))
+  if (is.null(newdata) && interval == "none" && inherits(object$na.action, "exclude")) {
+    values <- stats::napredict(object$na.action, values)  # as fitted(): NA rows for the excluded rows
+  }
+  if (format == "long") return(long_format(values, rownames(values), locations, "fit"))
   values
 }
 

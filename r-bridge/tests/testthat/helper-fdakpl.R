@@ -58,7 +58,7 @@ install_refund_standin <- function() {
 worker_processes <- function(pid) {
   stats <- list.files("/proc", pattern = "^[0-9]+$")
   parent <- vapply(stats, function(p) {
-    s <- tryCatch(readLines(file.path("/proc", p, "stat"), warn = FALSE), error = function(e) "")
+    s <- tryCatch(suppressWarnings(readLines(file.path("/proc", p, "stat"), warn = FALSE)), error = function(e) "")
     if (!length(s) || !nzchar(s[1])) return(NA_integer_)
     as.integer(strsplit(sub("^.*\\) ", "", s[1]), " ")[[1]][2])
   }, integer(1))

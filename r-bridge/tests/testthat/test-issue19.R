@@ -53,7 +53,8 @@ test_that("19.3 predict() gives conformal prediction intervals and refuses the a
   need_python()
   d <- first_visits()
   fit <- kpl(rcst ~ cca, d[1:70, ], lambda = 1e-3, interpolate_inputs = TRUE, progress = FALSE)
-  p <- predict(fit, d[71:100, ], interval = "prediction", level = 0.8)
+  # (the refit on the proper-training part repeats the interpolation warning: fdakpl_warning, issue 16.1)
+  p <- suppressWarnings(predict(fit, d[71:100, ], interval = "prediction", level = 0.8), classes = "fdakpl_warning")
   expect_identical(dim(p), c(30L, 55L, 3L))
   expect_identical(dimnames(p)[[3]], c("fit", "lwr", "upr"))
   expect_true(all(p[, , "lwr"] <= p[, , "fit"] & p[, , "fit"] <= p[, , "upr"]))
@@ -69,7 +70,8 @@ test_that("19.3 predict() gives conformal prediction intervals and refuses the a
   # "fit" is the centre of the band: the model refitted on the proper-training part of the split
   expect_lt(max(abs(unname(p[, , "fit"]) - py$mid)), 1e-10)
   expect_gt(max(abs(p[, , "fit"] - predict(fit, d[71:100, ]))), 1e-6)
-  long <- predict(fit, d[71:72, ], interval = "prediction", format = "long")
+  long <- suppressWarnings(predict(fit, d[71:72, ], interval = "prediction", format = "long"),
+                           classes = "fdakpl_warning")
   expect_identical(names(long), c("sample", "location", "fit", "lwr", "upr"))
   expect_error(predict(fit, data = d[71:72, ]), "`newdata =`, not `data =`", class = "fdakpl_input_error")
   expect_error(predict(fit, d[71:72, ], se.fit = TRUE), "`se.fit` is not available", class = "fdakpl_input_error")
@@ -186,6 +188,8 @@ test_that("19.8 missing values the R way: na.action, subset; weights refused", {
   expect_identical(rownames(fitted(ex)), rownames(v1))
   expect_true(all(is.na(fitted(ex)[is.na(v1$pasat), ])))
   expect_identical(fitted(ex)[!is.na(v1$pasat), ], fitted(fit))
+  expect_identical(dim(predict(ex)), dim(fitted(ex)))
+  expect_equal(predict(ex), fitted(ex), tolerance = 1e-10)
   sub <- fit_small(rcst ~ cca + pasat, v1, subset = case == 1 & sex == "female")
   expect_identical(fitted(sub), fitted(fit_small(rcst ~ cca + pasat, v1[v1$case == 1 & v1$sex == "female", ])))
   expect_error(fit_small(rcst ~ cca, v1, weights = rep(1, nrow(v1))), "`weights` is not supported",
