@@ -43,7 +43,7 @@ import xarray as xr
 
 from fdakpl import KPLRegressor, Laplace, Wavelet
 from fdakpl.baselines import FunctionalKRR, KernelAdditiveModel, KernelEstimator, TripleBasisEstimator
-from fdakpl.functional import interpolate_missing
+from fdakpl.data.functional import interpolate_missing
 from fdakpl.kernels import Gaussian
 
 from .common import curve_errors, machine, paper_gaussian_sigma, parallel_map, random_splits, write_json

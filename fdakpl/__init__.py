@@ -12,16 +12,16 @@ True
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import baselines, datasets, dictionaries, functional, iterative, kernels, losses, solvers
-from .approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
+from . import baselines, datasets, dictionaries, kernels, losses, solvers
 from .diagnostics import excess_risk_bound
 from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
-from .estimator import KPLRegressor
+from .estimators.approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
+from .estimators.kpl import KPLRegressor
+from .io.netcdf import load
 from .kernels import Gaussian, Identity, IntegralGaussian, Laplace, Linear, Matrix, Product, ScaleDecay, Sum
 from .losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square, make_loss
-from .persistence import load
 from .regression import FunctionalRegression
-from .results import FunctionalRegressionResults
+from .results.core import FunctionalRegressionResults
 
 try:
     __version__ = version("fdakpl")
@@ -61,8 +61,6 @@ __all__ = [
     "datasets",
     "dictionaries",
     "excess_risk_bound",
-    "functional",
-    "iterative",
     "kernels",
     "load",
     "losses",

@@ -45,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
 
     matplotlib.use("Agg")
     from . import datasets
-    from .plotting import plot_predictions
     from .regression import FunctionalRegression
+    from .results.plotting import plot_predictions
 
     ds = datasets.dti_first_visits()
     rng = np.random.default_rng(args.seed)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .functional import SAMPLE, interpolate_missing, quadrature_weights, validate_functional
+from .data.functional import SAMPLE, interpolate_missing, quadrature_weights, validate_functional
 from .kernels import Gaussian, Kernel, Product, Sum
 
 __all__ = ["ParsedFormula", "ScalarDesign", "default_kernels", "median_heuristic", "parse_formula"]

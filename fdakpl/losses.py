@@ -2,7 +2,7 @@
 
 An integral loss (paper, equation ``eq :: int loss``) integrates a ground loss
 over the response domain, ``L(y0, y1) = int l(y0(theta), y1(theta)) dtheta``.
-KPL's iterative solver (:mod:`fdakpl.iterative`) needs ``l`` and its first
+KPL's iterative solver (:mod:`fdakpl.solvers.iterative`) needs ``l`` and its first
 derivative with respect to the prediction ``yhat`` (the second argument); the
 second derivative, when known, only sets the solver's preconditioner.
 
@@ -88,7 +88,7 @@ class Square(GroundLoss):
     """Square ground loss ``l(y, yhat) = (yhat - y)**2``: the functional square loss.
 
     With it the iterative solver computes the ridge estimators of the closed
-    forms (:mod:`fdakpl.solvers`) and of :func:`fdakpl.iterative.exact_partial_ridge`.
+    forms (:mod:`fdakpl.solvers.closed_form`) and of :func:`fdakpl.solvers.iterative.exact_partial_ridge`.
 
     Examples
     --------

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .data.functional import validate_functional
 from .dictionaries import Dictionary, make_dictionary
-from .estimator import KPLRegressor, integration_weights
+from .estimators.kpl import KPLRegressor, integration_weights
 from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, parse_formula
-from .functional import validate_functional
 from .kernels import Gaussian, Kernel, ScaleDecay
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
 
@@ -74,7 +74,7 @@ class FunctionalRegression:
         Domain of the response curves (default: the range of its coordinate).
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
-        :class:`~fdakpl.estimator.KPLRegressor` when it supports it.
+        :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
 
     Examples
     --------
@@ -228,7 +228,7 @@ class FunctionalRegression:
         >>> res.lam_how
         'GCV'
         """
-        from .results import FunctionalRegressionResults
+        from .results.core import FunctionalRegressionResults
 
         t0 = time.perf_counter()
         notes: list[str] = []
@@ -312,7 +312,7 @@ class FunctionalRegression:
 
 def _set_lambda(est: KPLRegressor, lam: float) -> None:
     """Move a fitted closed-form estimator to another lambda (exactly what a refit would give)."""
-    from .solvers import ridge_coef
+    from .solvers.closed_form import ridge_coef
 
     est.set_params(lam=float(lam))
     est.coef_ = ridge_coef(est.decomposition_, float(lam))
@@ -321,7 +321,7 @@ def _set_lambda(est: KPLRegressor, lam: float) -> None:
 
 def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, loo: bool = True):
     """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator."""
-    from .preprocessing import prepare_response
+    from .data.preprocessing import prepare_response
 
     obs, info = prepare_response(Y, None, est.response_info_.domain)
     if est.mean_ is not None:

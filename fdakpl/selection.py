@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from .functional import Observations
-from .solvers import RidgeDecomposition
+from .data.functional import Observations
+from .solvers.closed_form import RidgeDecomposition
 
 __all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "check_edge", "kfold_path", "ridge_path"]
 
@@ -75,7 +75,7 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     Parameters
     ----------
     dec : RidgeDecomposition
-        From :func:`fdakpl.solvers.decompose` on the training data.
+        From :func:`fdakpl.solvers.closed_form.decompose` on the training data.
     phi_obs : numpy.ndarray
         Atoms at the observed points, ``(N, d)`` (or ``(m, d)`` on ``obs.grid``).
     obs : Observations
@@ -98,7 +98,7 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     >>> X = rng.normal(size=(20, 2)); grid = np.linspace(0, 1, 15)
     >>> Y = np.sin(np.outer(X[:, 0], grid)) + 0.1 * rng.normal(size=(20, 15))
     >>> m = KPLRegressor(dictionary=Fourier(3), center=False).fit(X, Y, locations=grid)
-    >>> from fdakpl.estimator import integration_weights
+    >>> from fdakpl.estimators.kpl import integration_weights
     >>> obs = Observations.from_dense(Y, grid)
     >>> w, _ = integration_weights(obs, (0.0, 1.0))
     >>> crit = ridge_path(m.decomposition_, m.dictionary_.evaluate(grid), obs, w, [1e-4, 1e-2])
@@ -196,7 +196,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], X: Any, Y: Any, train: 
     from sklearn.base import clone
     from threadpoolctl import threadpool_limits
 
-    from .solvers import ridge_coef
+    from .solvers.closed_form import ridge_coef
 
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -207,7 +207,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], X: Any, Y: Any, train: 
         theta = obs_te.grid if obs_te.grid is not None else obs_te.location
         phi = est.dictionary_.evaluate(theta)
         mean = est.mean_(theta) if est.mean_ is not None else np.zeros(theta.size)
-        from .preprocessing import prepare_inputs
+        from .data.preprocessing import prepare_inputs
 
         Xv, Xw, _, _ = prepare_inputs(Xte, interpolate=est.interpolate_inputs, spec=est.input_spec_)
         Kn = est._kernel()(Xv, est.X_fit_, Xw)
@@ -226,7 +226,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], X: Any, Y: Any, train: 
 
 
 def _test_obs(est: Any, Y: Any) -> tuple[Observations, Any]:
-    from .preprocessing import prepare_response
+    from .data.preprocessing import prepare_response
 
     info = est.response_info_
     loc = info.grid if info.kind in {"array", "vector"} else None
@@ -242,7 +242,7 @@ def _test_weights(obs: Observations) -> np.ndarray:
 def _child_process_env() -> Iterator[None]:
     """Drop R's library directories from LD_LIBRARY_PATH while worker processes start.
 
-    rpy2 (imported by the user or by fdakpl.r) prepends them when it starts R; a fresh Python
+    rpy2 (imported by the user or by fdakpl.io.r) prepends them when it starts R; a fresh Python
     worker would then load the system libpython instead of this interpreter's and fail.
     """
     saved = os.environ.get("LD_LIBRARY_PATH")

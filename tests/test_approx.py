@@ -8,16 +8,16 @@ import pytest
 import xarray as xr
 
 from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Laplace, Matrix, Product, Wavelet
-from fdakpl.approx import (
+from fdakpl.data.functional import quadrature_weights
+from fdakpl.dictionaries import FPCA
+from fdakpl.estimators.approx import (
     ApproxKPLRegressor,
     Nystroem,
     RandomFourierFeatures,
     SufficientStats,
     primal_decompose,
 )
-from fdakpl.dictionaries import FPCA
-from fdakpl.functional import quadrature_weights
-from fdakpl.solvers import decompose
+from fdakpl.solvers.closed_form import decompose
 
 dask = pytest.importorskip("dask")
 

@@ -19,7 +19,7 @@ import pytest
 import xarray as xr
 
 from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product, functional
-from fdakpl.estimator import check_exact_memory
+from fdakpl.estimators.kpl import check_exact_memory
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad_inputs.md"
 N, M, P = 12, 20, 15

@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
 from fdakpl import FPCA, Fourier, Gaussian, KPLRegressor, Laplace, Learned, Product, Wavelet
-from fdakpl.functional import to_long
+from fdakpl.data.functional import to_long
 
 from .conftest import make_problem
 
@@ -96,7 +96,7 @@ def test_functional_input_uses_l2_geometry(rng):
     curves = X[:, :1] * np.sin(np.pi * tin) + X[:, 1:2]
     Xc = xr.DataArray(curves, dims=("sample", "s"), coords={"s": tin, "sample": Yda.sample.values})
     model = KPLRegressor(dictionary=Fourier(4), kernel=Gaussian(0.5), lam=1e-3).fit(Xc, Yda)
-    from fdakpl.functional import quadrature_weights
+    from fdakpl.data.functional import quadrature_weights
 
     w = quadrature_weights(tin)
     d2 = ((curves[0] - curves[1]) ** 2 * w).sum()

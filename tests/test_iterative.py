@@ -9,9 +9,11 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Wavelet
-from fdakpl.estimator import integration_weights
-from fdakpl.functional import Observations
-from fdakpl.iterative import (
+from fdakpl.data.functional import Observations
+from fdakpl.estimators.kpl import integration_weights
+from fdakpl.losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square
+from fdakpl.solvers.closed_form import decompose, ridge_coef
+from fdakpl.solvers.iterative import (
     brute_force_partial_ridge,
     exact_partial_ridge,
     kpl_iterative,
@@ -20,8 +22,6 @@ from fdakpl.iterative import (
     loss_location,
     point_design,
 )
-from fdakpl.losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square
-from fdakpl.solvers import decompose, ridge_coef
 
 from .conftest import make_problem
 
@@ -340,9 +340,10 @@ def test_bad_input_is_refused(rng):
 
 def test_non_finite_loss_stops_with_an_error_naming_the_iteration(rng):
     K, B, design, *_ = _setup(rng, n=10, m=12, d=4, missing=0.2)
-    # finite near the data, overflowing once a prediction leaves [-3, 3] (the optimiser gets there)
-    explode = CustomLoss(lambda y, f: np.where(np.abs(f) < 3, (f - y) ** 2, np.inf),
-                         lambda y, f: 2 * (f - y) - 50.0, name="exploding")
+    # finite near the data, overflowing once a prediction leaves [-3, 3]; the optimum lies outside (at y + 10),
+    # so the optimiser's steps get there (value and derivative agree, as any line search expects)
+    explode = CustomLoss(lambda y, f: np.where(np.abs(f) < 3, (f - y - 10) ** 2, np.inf),
+                         lambda y, f: 2 * (f - y - 10), name="exploding")
     with pytest.raises(ValueError, match=r"exploding loss value is not finite .* at L-BFGS-B iteration \d+"):
         kpl_iterative(K, B, design, 1e-3, explode, warn=False)
     nan_deriv = CustomLoss(lambda y, f: (f - y) ** 2, lambda y, f: np.full_like(f, np.nan), name="broken")

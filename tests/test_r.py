@@ -1,4 +1,4 @@
-"""fdakpl.r (rpy2 converters), fdakpl.rbridge (reticulate entry points) and the R loaders of the datasets."""
+"""fdakpl.io.r (rpy2 converters), fdakpl.io.rbridge (reticulate entry points) and the R loaders of the datasets."""
 
 import shutil
 import subprocess
@@ -11,8 +11,9 @@ import xarray as xr
 
 ro = pytest.importorskip("rpy2.robjects", reason="rpy2 is not importable (pip install 'fdakpl[r]', needs R)")
 
-from fdakpl import datasets, r  # noqa: E402
+from fdakpl import datasets  # noqa: E402
 from fdakpl.datasets._dti import bundled_path  # noqa: E402
+from fdakpl.io import r, rbridge  # noqa: E402
 
 R_DTI = f'local({{e <- new.env(); load("{bundled_path()}", envir = e); e$DTI}})'
 
@@ -256,7 +257,8 @@ def test_dataset_from_columns_rebuilds_dti():
     ref = datasets.load_dti(source="rdata")
     columns = {"cca": ref.cca.values, "rcst": ref.rcst.values, "sex": np.where(ref.sex.values == "male", 1.0, 2.0),
                "pasat": ref.pasat.values}
-    ds = dataset_from = r.dataset_from_columns(columns, ref.sample.values, factor_levels={"sex": ["male", "female"]})
+    ds = dataset_from = rbridge.dataset_from_columns(columns, ref.sample.values,
+                                                     factor_levels={"sex": ["male", "female"]})
     xr.testing.assert_equal(ds.rcst.drop_vars("rcst_loc"), ref.rcst.drop_vars("rcst_loc"))
     np.testing.assert_array_equal(dataset_from.rcst_loc.values, ref.rcst_loc.values)
     np.testing.assert_array_equal(ds.sex.values, ref.sex.values)
@@ -265,13 +267,13 @@ def test_dataset_from_columns_rebuilds_dti():
 
 def test_dataset_from_columns_errors():
     with pytest.raises(ValueError, match="different numbers of rows"):
-        r.dataset_from_columns({"a": np.zeros((3, 2)), "b": np.zeros(4)})
+        rbridge.dataset_from_columns({"a": np.zeros((3, 2)), "b": np.zeros(4)})
     with pytest.raises(ValueError, match=r"codes outside 1\.\.2"):
-        r.dataset_from_columns({"f": [1.0, 3.0]}, factor_levels={"f": ["x", "y"]})
+        rbridge.dataset_from_columns({"f": [1.0, 3.0]}, factor_levels={"f": ["x", "y"]})
     with pytest.raises(ValueError, match="3 sample labels for 2 rows"):
-        r.dataset_from_columns({"a": [1.0, 2.0]}, sample_labels=["a", "b", "c"])
+        rbridge.dataset_from_columns({"a": [1.0, 2.0]}, sample_labels=["a", "b", "c"])
     with pytest.raises(TypeError, match="column 'a' has dtype"):
-        r.dataset_from_columns({"a": np.array(["x", "y"])})
+        rbridge.dataset_from_columns({"a": np.array(["x", "y"])})
 
 
 # --------------------------------------------------------------------------- loaders
@@ -340,14 +342,15 @@ def test_fit_from_r_matches_functional_regression():
     kwargs = {"lam": 1e-3, "interpolate_inputs": True, "progress": False}
     ref = FunctionalRegression("rcst ~ cca + C(sex)", data=train, **kwargs).fit()
     sex_codes = np.where(train.sex.values == "male", 1.0, 2.0)
-    res = r.fit_from_r("rcst ~ cca + C(sex)", {"cca": train.cca.values, "rcst": train.rcst.values, "sex": sex_codes},
-                       train.sample.values, factor_levels={"sex": ["male", "female"]}, **kwargs)
-    out = r.results_for_r(res)
+    cols = {"cca": train.cca.values, "rcst": train.rcst.values, "sex": sex_codes}
+    res = rbridge.fit_from_r("rcst ~ cca + C(sex)", cols, train.sample.values,
+                             factor_levels={"sex": ["male", "female"]}, **kwargs)
+    out = rbridge.results_for_r(res)
     np.testing.assert_allclose(out["fitted"], ref.fitted.values, rtol=0, atol=1e-10)
     np.testing.assert_array_equal(np.isnan(out["residuals"]), np.isnan(train.rcst.values))
     assert out["samples"] == list(train.sample.values)
     new = {"cca": test.cca.values, "sex": np.where(test.sex.values == "male", 1.0, 2.0)}
-    pred = r.predict_from_r(res, new, test.sample.values, factor_levels={"sex": ["male", "female"]})
+    pred = rbridge.predict_from_r(res, new, test.sample.values, factor_levels={"sex": ["male", "female"]})
     np.testing.assert_allclose(pred["values"], ref.predict(newdata=test).values, rtol=0, atol=1e-10)
     assert pred["samples"] == list(test.sample.values)
 
@@ -371,7 +374,7 @@ def test_r_data_frame_through_rpy2_fits_as_the_python_dataset():
 def test_warning_recorder_keeps_each_distinct_warning_once():
     import warnings
 
-    from fdakpl.rbridge import WarningRecorder
+    from fdakpl.io.rbridge import WarningRecorder
 
     rec = WarningRecorder()
     rec.start()
@@ -387,7 +390,7 @@ def test_warning_recorder_keeps_each_distinct_warning_once():
 
 def test_cv_fit_through_the_bridge_leaves_no_worker_process():
     psutil = pytest.importorskip("psutil")
-    from fdakpl.rbridge import fit_from_r
+    from fdakpl.io.rbridge import fit_from_r
 
     ds = datasets.dti_first_visits().isel(sample=slice(0, 40))
     before = {c.pid for c in psutil.Process().children(recursive=True)}
@@ -401,14 +404,14 @@ def test_cv_fit_through_the_bridge_leaves_no_worker_process():
 
 
 def test_predict_from_r_bands_are_the_conformal_bands():
-    from fdakpl.rbridge import fit_from_r, predict_from_r
+    from fdakpl.io.rbridge import fit_from_r, predict_from_r
 
     ds = datasets.dti_first_visits()
     cols = {"cca": ds.cca.values[:70], "rcst": ds.rcst.values[:70]}
     res = fit_from_r("rcst ~ cca", cols, ds.sample.values[:70], lam=1e-3, interpolate_inputs=True, progress=False)
     new = {"cca": ds.cca.values[70:]}
     out = predict_from_r(res, new, ds.sample.values[70:], level=0.8)
-    lo, hi, pred = res.prediction_bands(r.dataset_from_columns(new, ds.sample.values[70:]), alpha=0.2)
+    lo, hi, pred = res.prediction_bands(rbridge.dataset_from_columns(new, ds.sample.values[70:]), alpha=0.2)
     np.testing.assert_array_equal(out["lower"], lo.values)
     np.testing.assert_array_equal(out["upper"], hi.values)
     np.testing.assert_array_equal(out["values"], pred.values)
@@ -421,7 +424,7 @@ def test_r_na_bits_become_a_quiet_nan():
     import warnings
 
     r_na = np.array([0x7FF00000000007A2], dtype=np.uint64).view(np.float64)[0]
-    ds = r.dataset_from_columns({"y": np.array([[1.0, r_na], [2.0, 3.0]])})
+    ds = rbridge.dataset_from_columns({"y": np.array([[1.0, r_na], [2.0, 3.0]])})
     assert np.isnan(ds.y.values[0, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")

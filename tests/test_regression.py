@@ -7,7 +7,6 @@ import pytest
 import xarray as xr
 
 from fdakpl import FunctionalRegression, Gaussian, KPLRegressor, Laplace, Product, ScaleDecay, Wavelet, datasets
-from fdakpl.diagnostics import excess_risk_bound, lambda_star, required_m, required_n
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +95,7 @@ def test_scalar_design_and_kernels(rng):
     assert design.shape == (60, 3)  # C(sex)[f], C(sex)[m], age -- standardised
     np.testing.assert_allclose(design.mean(0), 0, atol=1e-12)
     np.testing.assert_allclose(design.std(0), 1, atol=1e-12)
-    from fdakpl.functional import quadrature_weights
+    from fdakpl.data.functional import quadrature_weights
 
     w = quadrature_weights(ds.s.values)
     K = Gaussian(0.3)(ds.x.values, None, w) * Laplace(2.0)(design)
@@ -147,51 +146,10 @@ def test_summary_and_html(dti):
                                interpolate_inputs=True, progress=False).fit()
     text = str(res.summary())
     for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "plug-in", "GCV", "Integrated R2", "Riesz C_phi",
-                "lambda*", "Bound on excess risk", "m >= sqrt(n)", "ScaleDecay(b=1.5)", "filled 2 missing"):
+                "lambda*", "Bound at lambda*", "m >= sqrt(n)", "ScaleDecay(b=1.5)", "filled 2 missing"):
         assert key in text, key
     html = res._repr_html_()
     assert "<table" in html and "Excess-risk diagnostics" in html
-
-
-def test_diagnostics_constants_by_hand(dti):
-    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, lam=1e-3, interpolate_inputs=True,
-                               progress=False).fit()
-    d = res.diagnostics()
-    est = res.estimator
-    ev = np.linalg.eigvalsh(est.gram_)
-    assert d["C_phi"] == pytest.approx(np.sqrt(ev.max()))
-    A = est.coef_
-    assert d["R"] == pytest.approx(np.sqrt(np.trace(A.T @ est.K_ @ A @ est.B_)))
-    y = dti.rcst.values
-    assert d["L"] == pytest.approx(np.nanmax(np.abs(y - res.mean_function.values)))
-    assert d["m_min"] == int(np.isfinite(y).sum(1).min())
-    kappa, C, L, R, M, n, m, dd = d["kappa"], d["C_phi"], d["L"], d["R"], d["M"], 100, d["m_min"], d["d"]
-    B0 = (L + np.sqrt(kappa) * C * R) ** 2
-    B1 = kappa * C**2 * R**2
-    Cd = L * M / C
-    B2 = 18 * np.sqrt(dd) * (Cd + R / np.sqrt(dd)) ** 2
-    B3 = B2 - 18 * R**2 / np.sqrt(dd)
-    B4 = 81 / 2 * (B0 / np.sqrt(dd) + B1 * np.sqrt(dd))
-    hand = (B2 * np.sqrt(n) / m**2 + B3 / m**1.5 + 9 * Cd**2 / (2 * np.sqrt(n) * m) + B4 / np.sqrt(n)) \
-        * np.log(6 / 0.05)
-    assert d["bound"].bound == pytest.approx(hand, rel=1e-12)
-    assert d["lambda_star"] == pytest.approx(6 * kappa * C**2 * np.log(6 / 0.05) * np.sqrt(dd) / np.sqrt(n))
-
-
-def test_bound_formulas_and_planning_by_hand():
-    b = excess_risk_bound(400, 9, kappa=2.0, C_phi=1.5, L=0.5, R=3.0)
-    B0 = (0.5 + np.sqrt(2) * 1.5 * 3) ** 2
-    B1 = 2 * 1.5**2 * 9
-    assert b.bound == pytest.approx(27 * (B0 / 3 + B1 * 3) * np.log(4 / 0.05) / 20)
-    assert lambda_star(400, 9, 2.0, 1.5) == pytest.approx(6 * 2 * 2.25 * np.log(80) * 3 / 20)
-    n = required_n(b.bound, 9, kappa=2.0, C_phi=1.5, L=0.5, R=3.0)
-    assert n == pytest.approx(400, abs=1)
-    m = required_m(100.0, 10_000, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, M=2.0)
-    at = excess_risk_bound(10_000, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, m=m, M=2.0).bound
-    before = excess_risk_bound(10_000, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, m=m - 1, M=2.0).bound
-    assert at <= 100.0 < before
-    with pytest.raises(ValueError, match="eta must be in"):
-        excess_risk_bound(10, 2, kappa=1, C_phi=1, L=1, R=1, eta=1.5)
 
 
 # ----------------------------------------------------------------------------- beyond the paper

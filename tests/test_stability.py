@@ -9,8 +9,8 @@ import pytest
 import xarray as xr
 
 from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Learned, RandomFourier, Wavelet
-from fdakpl.functional import Observations
-from fdakpl.solvers import brute_force_ridge, decompose, ridge_coef, ridge_sylvester
+from fdakpl.data.functional import Observations
+from fdakpl.solvers.closed_form import brute_force_ridge, decompose, ridge_coef, ridge_sylvester
 
 mp = pytest.importorskip("mpmath", reason="mpmath gives the extended-precision reference")
 

@@ -35,9 +35,9 @@ import numpy as np
 
 from fdakpl import Fourier, Gaussian, KPLRegressor, Laplace, LogCosh
 from fdakpl.baselines import FunctionalKRR
+from fdakpl.data.functional import Observations
 from fdakpl.datasets import corrupt, make_toy
-from fdakpl.estimator import integration_weights
-from fdakpl.functional import Observations
+from fdakpl.estimators.kpl import integration_weights
 from fdakpl.selection import ridge_path
 
 warnings.simplefilter("ignore", UserWarning)

@@ -19,8 +19,15 @@ from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..functional import SAMPLE, Observations, interpolate_missing, quadrature_weights
-from ..preprocessing import InputSpec, MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
+from ..data.functional import SAMPLE, Observations, interpolate_missing, quadrature_weights
+from ..data.preprocessing import (
+    InputSpec,
+    MeanFunction,
+    check_same_samples,
+    n_samples_of,
+    prepare_inputs,
+    prepare_response,
+)
 
 __all__ = ["FunctionalBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
 
@@ -44,7 +51,7 @@ def squared_distances(Xa: Any, Xb: Any, weights: Any) -> np.ndarray:
     """Squared (L2 for curves, Euclidean for vectors) distances between two sets of prepared inputs.
 
     ``Xa``, ``Xb`` and ``weights`` come from
-    :func:`~fdakpl.preprocessing.prepare_inputs`; for a mapping of terms the
+    :func:`~fdakpl.data.preprocessing.prepare_inputs`; for a mapping of terms the
     squared distances of the terms are added.
 
     Examples
@@ -77,7 +84,7 @@ def curve_inputs(Xv: Any, Xw: Any, spec: InputSpec,
 
     Examples
     --------
-    >>> from fdakpl.preprocessing import prepare_inputs
+    >>> from fdakpl.data.preprocessing import prepare_inputs
     >>> vals, w, spec, _ = prepare_inputs(np.zeros((2, 4)))
     >>> curve_inputs(vals, w, spec, "3BE")[1]
     array([0.125, 0.375, 0.625, 0.875])
@@ -166,9 +173,9 @@ class FunctionalBaseline(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like, DataArray or mapping of terms
-            Inputs (see :func:`~fdakpl.preprocessing.prepare_inputs`).
+            Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`).
         Y : DataArray, array or long DataFrame
-            Responses (see :func:`~fdakpl.preprocessing.prepare_response`);
+            Responses (see :func:`~fdakpl.data.preprocessing.prepare_response`);
             NaN marks unobserved points.
         locations : array-like, optional
             Locations of the columns of an array ``Y``.

@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
+from ..data.functional import Observations
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..estimator import integration_weights
-from ..functional import Observations
+from ..estimators.kpl import integration_weights
 from ..kernels import Gaussian, Kernel
-from ..solvers import project_observations
+from ..solvers.closed_form import project_observations
 from ._base import FunctionalBaseline, _check_int, _check_number, curve_inputs
 
 __all__ = ["OneBasisEstimator", "TripleBasisEstimator", "basis_coefficients", "random_fourier_features"]
@@ -34,7 +34,7 @@ def basis_coefficients(values: np.ndarray, grid: np.ndarray, weights: np.ndarray
     Examples
     --------
     >>> grid = np.linspace(0, 1, 401); f = Fourier(2, domain=(0, 1)).fit()
-    >>> from fdakpl.functional import quadrature_weights
+    >>> from fdakpl.data.functional import quadrature_weights
     >>> c = basis_coefficients(np.sqrt(2) * np.cos(2 * np.pi * grid)[None], grid, quadrature_weights(grid), f)
     >>> np.round(c, 4)
     array([[0., 1., 0., 0., 0.]])
@@ -105,7 +105,7 @@ class OneBasisEstimator(_ProjectionBase):
         Regularisation (the objective averages the squared losses over samples).
     center : bool, default True
     integration : {"auto", "quadrature", "plugin"}
-        See :func:`fdakpl.estimator.integration_weights`.
+        See :func:`fdakpl.estimators.kpl.integration_weights`.
     domain : (float, float), optional
     interpolate_inputs : bool, default False
 

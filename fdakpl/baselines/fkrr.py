@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..functional import Observations, quadrature_weights
+from ..data.functional import Observations, quadrature_weights
 from ..kernels import Gaussian, Kernel, Laplace
-from ..solvers import decompose, ridge_coef, ridge_sylvester
+from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
 from ._base import FunctionalBaseline, _check_int, _check_number, responses_on_grid
 
 __all__ = ["FunctionalKRR", "fkrr_system"]

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from ..data.functional import Observations, quadrature_weights
 from ..dictionaries import FPCA
-from ..functional import Observations, quadrature_weights
 from ..kernels import Gaussian, Kernel
 from ..progress import progress
-from ..solvers import decompose, ridge_coef, ridge_sylvester
+from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
 from ._base import FunctionalBaseline, _check_int, _check_number, curve_inputs, responses_on_grid
 
 __all__ = ["KernelAdditiveModel", "kam_input_gram", "kam_output_gram"]

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..functional import Observations
+from ..data.functional import Observations
 from ._base import FunctionalBaseline, _check_number, squared_distances
 
 __all__ = ["KernelEstimator", "nadaraya_watson"]

@@ -182,16 +182,8 @@ install_fdakpl <- function(envname = "r-fdakpl", package = "fdakpl", python = NU
   invisible(path)
 }
 
-# The Python module of the R bridge (fdakpl.io.rbridge after the layout
-# change of issue 14, fdakpl.rbridge before).
-bridge <- function() {
-  if (is.null(.fdakpl$bridge)) {
-    check_python()
-    found <- reticulate::py_module_available("fdakpl.io.rbridge")
-    .fdakpl$bridge <- reticulate::import(if (found) "fdakpl.io.rbridge" else "fdakpl.rbridge")
-  }
-  .fdakpl$bridge
-}
+# The Python module of the R bridge, fdakpl.io.rbridge.
+bridge <- function() fdakpl_python("io.rbridge")
 
 # Evaluate `expr` (a call into Python). Python warnings raised meanwhile are
 # recorded (reticulate would print them where R cannot catch them) and

@@ -9,7 +9,7 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 from statsmodels.iolib.tableformatting import fmt_2cols
 
-__all__ = ["build_summary", "condition_warnings", "kv_table"]
+__all__ = ["build_summary", "condition_warnings", "diagnostics_notes", "kv_table"]
 
 _FMT = dict(fmt_2cols, data_fmts=["%-24s", "%-28s", "%-24s", "%s"], data_aligns="l", colwidths=None)
 
@@ -75,6 +75,46 @@ def condition_warnings(cond: dict[str, float], riesz: bool = True) -> list[str]:
     return out
 
 
+def diagnostics_notes(diag: dict[str, Any]) -> list[str]:
+    """The notes under the excess-risk diagnostics: which bound applies, why, and what the number means.
+
+    Examples
+    --------
+    >>> from fdakpl.applicability import Applicability
+    >>> diagnostics_notes({"applicability": Applicability(None, "not applicable", ["the loss is huber"]),
+    ...                    "bound": None, "domain_length": 1.0})[0]
+    'Excess-risk bound: not applicable (the loss is huber).'
+    """
+    app, bound = diag["applicability"], diag["bound"]
+    if app.status == "not applicable":
+        return [f"Excess-risk bound: not applicable ({'; '.join(app.reasons)})."]
+    if bound is None:
+        return ["Excess-risk bound: not available (R could not be estimated)."]
+    out = []
+    if app.status == "indicative":
+        out.append(f"Excess-risk bound: Proposition {app.proposition}, indicative only: {'; '.join(app.reasons)}.")
+    else:
+        out.append(f"Excess-risk bound: Proposition {app.proposition} applies to this fit.")
+    out.append("The bound is the supplement's intermediate inequality at lambda* (it corrects the printed "
+               "closed form of Prop. 5.2, see the guide). It holds with probability 1 - eta for the true "
+               "constants; L and R are plug-in estimates (R at the fitted lambda, not at lambda*), so the "
+               "number is an estimate of the bound, for comparing n, m and d, not an error estimate.")
+    if diag.get("sqrt_n_rate") is not None:
+        out.append("m >= sqrt(n) is not a condition for the bound: it is where the bound keeps the n^-1/2 rate "
+                   "of fully observed curves.")
+    if diag["domain_length"] != 1.0:
+        out.append(f"The response domain has length {diag['domain_length']:.4g}, not 1: the bound is stated on "
+                   "the domain mapped onto [0, 1] (L and M(d) times sqrt(length)) and divided by the length, "
+                   "i.e. for the excess risk per unit length.")
+    if diag.get("kappa_how", "").startswith("the largest"):
+        out.append("kappa is the largest k(x_i, x_i) over the training inputs (the kernel's diagonal varies), "
+                   "a plug-in like L.")
+    for check in app.checks:
+        if check.startswith(("redundant dictionary", "atoms not of unit norm")):
+            out.append(check[0].upper() + check[1:] + ".")
+    return out
+
+
 def build_summary(res: Any, eta: float = 0.05) -> Summary:
     """Build the summary of a :class:`~fdakpl.results.FunctionalRegressionResults`."""
     est = res.estimator
@@ -84,7 +124,7 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
     diag = res.diagnostics(eta)
     dic = est.dictionary_
     kern = ", ".join(f"{t}: {k!r}" for t, k in res.kernels.items())
-    from .kernels import make_output_matrix
+    from ..kernels import make_output_matrix
 
     B = est.output_matrix
     b_desc = repr(make_output_matrix(B)) if not isinstance(B, np.ndarray) else f"matrix {B.shape}"
@@ -127,7 +167,7 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
         fit_rows.append(("Fit time (s)", res.fit_seconds))
     fit_rows += [("Repr. error median", diag["representation_error_median"]),
                  ("Repr. error max", diag["representation_error_max"])]
-    bound = diag["bound"]
+    bound, app = diag["bound"], diag["applicability"]
     diag_rows = [
         ("Riesz c_phi", diag["c_phi"]),
         ("Riesz C_phi", diag["C_phi"]),
@@ -137,33 +177,27 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
         ("cond(K + n lambda I)", res.condition_numbers["kernel"]),
         ("kappa", diag["kappa"]),
         ("M(d)", diag["M"]),
-        ("L = max|y|", diag["L"]),
+        ("L = max|y| (plug-in)", diag["L"]),
         ("R = ||h||_H (plug-in)", diag["R"]),
         ("m per curve min/mean", f"{diag['m_min']} / {diag['m_mean']:.1f}"),
         (f"lambda* (eta={eta})", diag["lambda_star"]),
         ("lambda / lambda*", diag["lambda_over_lambda_star"]),
-        ("Proposition", None if bound is None else bound.proposition),
-        ("Bound on excess risk", None if bound is None else bound.bound),
+        ("Proposition", app.label),
+        ("Bound at lambda*", "not applicable" if bound is None else bound.bound),
     ]
     if bound is not None:
         for k, v in bound.terms.items():
-            if k not in {"B0", "B1", "B2", "B3", "B4", "C(d)"}:
-                diag_rows.append((f"  term {k}", v))
-        if bound.consistent_regime is not None:
-            diag_rows.append(("m >= sqrt(n) (consistency)", bound.consistent_regime))
+            diag_rows.append((f"  term {k}", v))
+        at = diag["bound_at_lambda"]
+        diag_rows.append(("Bound at fitted lambda", at.bound if at is not None else "none: lambda < lambda*"))
+        if bound.sqrt_n_rate is not None:
+            diag_rows.append(("m >= sqrt(n) (n^-1/2 rate)", bound.sqrt_n_rate))
     smry = Summary()
     smry.tables.append(kv_table(model_rows, "Functional regression (kernel-based projection learning)"))
     smry.tables.append(kv_table(fit_rows, "Fit"))
     smry.tables.append(kv_table(diag_rows, "Excess-risk diagnostics (Bouche et al. 2021, section 5)"))
     extra = [f"Kernels: {kern} (combined by {res.model.combine}).", f"Solver: {res.solver_reason}."]
-    if diag["domain_length"] != 1.0:
-        extra.append(f"The response domain has length {diag['domain_length']:.3g}; the paper's bounds assume 1.")
-    if bound is not None and np.isfinite(diag["lambda_star"]):
-        extra.append("The bound holds with probability 1 - eta at lambda = lambda*; it is conservative and "
-                     "meant for comparisons across n, m and d, not as an error estimate.")
-    if not diag["riesz"]:
-        extra.append("The Gram matrix is singular (redundant dictionary): the family is not a Riesz basis "
-                     "(c_phi = 0); the ridge solution is still unique.")
+    extra += diagnostics_notes(diag)
     extra += condition_warnings(res.condition_numbers, diag["riesz"])
     if res.lam_on_edge:
         extra.append("The chosen lambda lies on the edge of its grid: extend lam_grid.")

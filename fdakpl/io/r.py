@@ -1,17 +1,12 @@
-"""R interoperability: R data.frames ⇄ xarray, and the entry points of the R package.
+"""R data.frames ⇄ xarray through rpy2 (Python drives R).
 
-Two bridges meet here.
-
-* **rpy2** (Python drives R): :func:`r_to_xarray` turns an R ``data.frame`` whose
-  columns are numeric vectors, factors, logicals, characters and matrix columns
-  (plain matrices as in refund's ``DTI``, or ``I()``/AsIs matrices as refund's
-  simulators make them) into an :class:`xarray.Dataset`; :func:`xarray_to_r`
-  goes back. Neither rpy2's pandas converter nor reticulate converts a
-  data.frame with a matrix column, so both convert column by column.
-* **reticulate** (R drives Python, the R package in ``r-bridge/``): the entry
-  points live in :mod:`fdakpl.rbridge` (re-exported here) and take and return
-  only plain arrays, lists and strings, so that the R side never handles an
-  xarray object.
+:func:`r_to_xarray` turns an R ``data.frame`` whose columns are numeric vectors,
+factors, logicals, characters and matrix columns (plain as in refund's ``DTI``,
+or ``I()``/AsIs as refund's simulators make them) into an :class:`xarray.Dataset`;
+:func:`xarray_to_r` goes back. Neither rpy2's pandas converter nor reticulate
+converts a data.frame with a matrix column, so both convert column by column.
+The R package's own entry points (reticulate, R drives Python) are in
+:mod:`fdakpl.io.rbridge`.
 
 Conventions of the conversion (R → xarray)
 ------------------------------------------
@@ -45,10 +40,8 @@ function that needs it is called.
 
 Examples
 --------
->>> ds = dataset_from_columns({"y": np.arange(6.0).reshape(2, 3), "g": np.array([2.0, 1.0])},
-...                           sample_labels=["a", "b"], factor_levels={"g": ["lo", "hi"]})
->>> ds["y"].dims, ds["g"].values.tolist(), ds["g"].attrs["levels"]
-(('sample', 'y_loc'), ['hi', 'lo'], ['lo', 'hi'])
+>>> location_grid("y", 3, "unit").tolist()
+[0.0, 0.5, 1.0]
 """
 
 from __future__ import annotations
@@ -61,17 +54,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .functional import SAMPLE
-from .rbridge import dataset_from_columns, fit_from_r, location_grid, predict_from_r, results_for_r
+from ..data.functional import SAMPLE
 
 __all__ = [
-    "dataset_from_columns",
-    "fit_from_r",
     "inside_r",
-    "predict_from_r",
+    "location_grid",
     "r_columns",
     "r_to_xarray",
-    "results_for_r",
     "rpy2_available",
     "xarray_to_r",
 ]
@@ -349,9 +338,38 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
     return columns, labels, info
 
 
-def _grid_for(name: str, m: int, grids: Any) -> np.ndarray:
-    spec = grids.get(name, "index") if isinstance(grids, Mapping) else grids
-    return location_grid(name, m, spec)
+def location_grid(name: str, m: int, spec: Any) -> np.ndarray:
+    """Locations of a curve column with ``m`` values.
+
+    Parameters
+    ----------
+    name : str
+        The column (for messages).
+    m : int
+        Number of locations.
+    spec : "index", "unit", None or array-like
+        ``1..m`` (``"index"`` or None), ``linspace(0, 1, m)`` (``"unit"``) or
+        ``m`` strictly increasing locations.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> location_grid("y", 3, "unit").tolist(), location_grid("y", 2, None).tolist()
+    ([0.0, 0.5, 1.0], [1.0, 2.0])
+    """
+    if spec is None or isinstance(spec, str):
+        if spec in (None, "index", "unit"):
+            return np.linspace(0.0, 1.0, m) if spec == "unit" else np.arange(1.0, m + 1.0)
+        raise ValueError(f"grid for {name!r} is {spec!r}; use 'index', 'unit' or an array of {m} locations")
+    grid = np.asarray(spec, dtype=float).ravel()
+    if grid.size != m:
+        raise ValueError(f"grid for {name!r} has {grid.size} locations but the matrix column has {m} columns")
+    if not np.all(np.isfinite(grid)) or (grid.size > 1 and np.any(np.diff(grid) <= 0)):
+        raise ValueError(f"grid for {name!r} must be strictly increasing finite numbers")
+    return grid
 
 
 def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
@@ -391,7 +409,8 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
             attrs[f"r_{key}"] = value
         if meta.get("matrix"):
             loc = f"{name}_loc"
-            coords: dict[str, Any] = {loc: _grid_for(name, values.shape[1], grids)}
+            spec = grids.get(name, "index") if isinstance(grids, Mapping) else grids
+            coords: dict[str, Any] = {loc: location_grid(name, values.shape[1], spec)}
             if meta["colnames"] is not None:
                 coords[f"{name}_colname"] = (loc, np.array(meta["colnames"], dtype=str))
             if meta["rownames"] is None:

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .functional import Observations
+from ..data.functional import Observations
 
 __all__ = [
     "RidgeDecomposition",

@@ -11,12 +11,12 @@ import xarray as xr
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from .functional import SAMPLE, Observations
-from .iterative import loss_location, point_design, resolve_solver, solve_kpl
-from .kernels import Gaussian, Kernel, check_spd, make_output_matrix
-from .preprocessing import MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
-from .solvers import decompose, project_observations, ridge_coef, ridge_sylvester
+from ..data.functional import SAMPLE, Observations
+from ..data.preprocessing import MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
+from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..solvers.closed_form import decompose, project_observations, ridge_coef, ridge_sylvester
+from ..solvers.iterative import loss_location, point_design, resolve_solver, solve_kpl
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
@@ -64,7 +64,7 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
     ------
     ValueError
         If the estimate exceeds the limit; the message gives both and points
-        to the approximate solver (:mod:`fdakpl.approx`).
+        to the approximate solver (:mod:`fdakpl.estimators.approx`).
 
     Examples
     --------
@@ -93,7 +93,7 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
         raise ValueError(
             f"n_samples = {n_samples} curves need about {estimate / 1e9:.2g} GB for the exact KPL solver "
             f"(limit {limit / 1e9:.3g} GB: {how}); it stores n x n matrices. Use the approximate solver "
-            "(fdakpl.approx): approx=fdakpl.Nystroem(500) or approx=fdakpl.RandomFourierFeatures(500) in "
+            "(fdakpl.estimators.approx): approx=fdakpl.Nystroem(500) or approx=fdakpl.RandomFourierFeatures(500) in "
             "KPLRegressor or FunctionalRegression; or raise the limit with memory_limit=<bytes> "
             "(KPLRegressor) or the environment variable FDAKPL_MEMORY_LIMIT=<bytes> ('inf' turns the check off)"
         )
@@ -121,7 +121,7 @@ def integration_weights(obs: Observations, domain: tuple[float, float], mode: st
     >>> integration_weights(obs, (0.0, 1.0))
     (array([0.5, 0.5]), 'plugin')
     """
-    from .functional import quadrature_weights
+    from ..data.functional import quadrature_weights
 
     if mode not in {"auto", "quadrature", "plugin"}:
         raise ValueError(f"integration must be 'auto', 'quadrature' or 'plugin', got {mode!r}")
@@ -163,7 +163,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Centre the responses with the training mean function (as in the
         paper) and add it back to predictions. With a loss other than the
         square loss the centre is the pointwise location that minimises the
-        loss (:func:`fdakpl.iterative.loss_location`; median-like for
+        loss (:func:`fdakpl.solvers.iterative.loss_location`; median-like for
         logcosh), so that outliers do not leak into it.
     solver : {"auto", "eig", "sylvester", "exact_partial", "iterative"}
         ``"eig"``: the plug-in closed form by eigendecompositions (whole
@@ -171,11 +171,11 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         ``"sylvester"``: the same closed form by a Sylvester solver for one
         lambda; ``"exact_partial"``: the exact square-loss minimiser for
         partially observed curves, with per-curve estimated Gram matrices
-        (the paper's ridge-iter-KPL, :func:`fdakpl.iterative.exact_partial_ridge`;
+        (the paper's ridge-iter-KPL, :func:`fdakpl.solvers.iterative.exact_partial_ridge`;
         slower but more robust when curves are observed at few or uneven
         locations -- paper section 4.3, "Link with ridge estimator");
         ``"iterative"``: L-BFGS-B on the integral loss ``loss`` with estimated
-        gradients (:func:`fdakpl.iterative.kpl_iterative`), required for
+        gradients (:func:`fdakpl.solvers.iterative.kpl_iterative`), required for
         losses other than the square loss. ``"auto"``: ``"eig"`` for the square
         loss, ``"iterative"`` otherwise. On fully observed curves,
         ``"exact_partial"`` and ``"iterative"`` use the quadrature Gram matrix
@@ -201,7 +201,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
     approx : Nystroem or RandomFourierFeatures, optional
         Approximate the kernel by an explicit feature map and solve in primal
         form from streamed sufficient statistics (many curves, dask data):
-        fitting goes through :class:`fdakpl.approx.ApproxKPLRegressor`
+        fitting goes through :class:`fdakpl.estimators.approx.ApproxKPLRegressor`
         (stored as ``approx_``; ``coef_`` is then the ``r x d`` primal weight
         matrix; square loss only).
     memory_limit : None, float or "inf"
@@ -233,7 +233,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         closed forms); a ``ConvergenceWarning`` is emitted otherwise.
     grad_norm_ : float or None
         Norm of the objective's gradient at the solution (in the RKHS
-        geometry; see :class:`fdakpl.iterative.IterativeResult`); None for the
+        geometry; see :class:`fdakpl.solvers.iterative.IterativeResult`); None for the
         closed forms.
     grid_ : numpy.ndarray
         Default prediction locations.
@@ -297,9 +297,9 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like, DataArray or mapping of terms
-            Inputs (see :func:`~fdakpl.preprocessing.prepare_inputs`).
+            Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`).
         Y : DataArray, array or long DataFrame
-            Responses (see :func:`~fdakpl.preprocessing.prepare_response`).
+            Responses (see :func:`~fdakpl.data.preprocessing.prepare_response`).
         locations : array-like, optional
             Locations of the columns of an array ``Y``.
 
@@ -357,7 +357,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         elif self.solver_ == "sylvester":
             self.decomposition_ = None
             self.coef_ = ridge_sylvester(K, G, B, N, self.lam)
-        else:  # "exact_partial" or "iterative": per-point estimated losses (fdakpl.iterative)
+        else:  # "exact_partial" or "iterative": per-point estimated losses (fdakpl.solvers.iterative)
             self.decomposition_ = None
             res = solve_kpl(K, B, point_design(obs_c, phi, weights), self.lam, self.solver_, self.loss_,
                             self.solver_options)
@@ -467,7 +467,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
 
     def save(self, path: Any, *, engine: str | None = None) -> Any:
-        """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
+        """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
 
         Examples
         --------
@@ -478,7 +478,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         >>> bool(np.array_equal(again.predict(X), m.predict(X)))
         True
         """
-        from .persistence import save
+        from ..io.netcdf import save
 
         return save(self, path, engine=engine)
 

@@ -3,7 +3,7 @@
 * :func:`prepare_inputs` -- arrays, functional DataArrays or a mapping of
   named terms → float arrays plus quadrature weights (curves use L2 geometry).
 * :func:`prepare_response` -- dense DataArray / array / long DataFrame →
-  :class:`~fdakpl.functional.Observations` plus the labels needed to put
+  :class:`~fdakpl.data.functional.Observations` plus the labels needed to put
   predictions back on a labelled grid.
 * :class:`MeanFunction` -- the training mean curve used for output centring.
 """

@@ -1,11 +1,11 @@
 """Iterative KPL: integral losses with estimated gradients, and the exact partially observed ridge.
 
-Notation as in :mod:`fdakpl.solvers` (rows are samples): ``K`` is the ``n x n``
+Notation as in :mod:`fdakpl.solvers.closed_form` (rows are samples): ``K`` is the ``n x n``
 input kernel matrix, ``B`` the ``d x d`` output matrix, ``A`` the ``n x d``
 representer coefficients (row ``i`` is ``alpha_i``) and ``H = K A B`` the
 predicted dictionary coefficients of the training curves (row ``i`` is
 ``h_i``). Curve ``i`` is observed at points ``theta_ip`` with values ``y_ip``
-and integration weights ``c_ip`` (:func:`fdakpl.estimator.integration_weights`:
+and integration weights ``c_ip`` (:func:`fdakpl.estimators.kpl.integration_weights`:
 quadrature weights when fully observed, ``|Theta| / m_i`` otherwise).
 
 :func:`kpl_iterative` minimises the paper's objective (section 4.3, "Iterative
@@ -24,7 +24,7 @@ partially observed problem (the supplement's "ridge-iter-KPL"), which solves::
 
     G_i h_i + n lam alpha_i = nu_i  for every i,  G_i = sum_p c_ip phi(theta_ip) phi(theta_ip)^T,
 
-i.e. the plug-in system of :mod:`fdakpl.solvers` with the dictionary's Gram
+i.e. the plug-in system of :mod:`fdakpl.solvers.closed_form` with the dictionary's Gram
 matrix replaced by per-curve estimated Gram matrices.
 :func:`exact_partial_ridge` solves it directly by preconditioned conjugate
 gradients. When the curves are fully observed, ``G_i`` is the quadrature Gram
@@ -57,11 +57,11 @@ import scipy.sparse.linalg as spla
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
-from .functional import Observations
-from .losses import GroundLoss, Square, make_loss
-from .preprocessing import MeanFunction
-from .progress import progress
-from .solvers import RidgeDecomposition, decompose
+from ..data.functional import Observations
+from ..data.preprocessing import MeanFunction
+from ..losses import GroundLoss, Square, make_loss
+from ..progress import progress
+from .closed_form import RidgeDecomposition, decompose
 
 __all__ = [
     "IterativeResult",
@@ -190,9 +190,9 @@ def point_design(obs: Observations, phi_at: np.ndarray, weights: np.ndarray, lay
         Observed points (values already centred if wanted).
     phi_at : numpy.ndarray
         Atoms on ``obs.grid`` ``(m, d)`` or at the observed points ``(N, d)``
-        (as for :func:`fdakpl.solvers.project_observations`).
+        (as for :func:`fdakpl.solvers.closed_form.project_observations`).
     weights : numpy.ndarray, shape (N,)
-        Integration weights ``c_ip`` (:func:`fdakpl.estimator.integration_weights`).
+        Integration weights ``c_ip`` (:func:`fdakpl.estimators.kpl.integration_weights`).
     layout : {"auto", "grid", "points"}
         ``"auto"`` uses the grid when at least a quarter of the ``n x m`` grid
         points are observed.
@@ -406,6 +406,10 @@ def _check_finite(loss: GroundLoss, values: np.ndarray, what: str, iteration: in
         )
 
 
+#: restarts of L-BFGS-B (fresh memory) when it stops above the gradient tolerance
+_RESTARTS = 3
+
+
 def _minimise(W: _Whitened, lam: float, loss: GroundLoss, Zt0: np.ndarray, max_iter: int, tol: float,
               memory: int, warn: bool) -> IterativeResult:
     design, n = W.design, W.n
@@ -452,23 +456,31 @@ def _minimise(W: _Whitened, lam: float, loss: GroundLoss, Zt0: np.ndarray, max_i
         counter["iter"] += 1
 
     gtol = tol * g0_inf / scale
-    res = minimize(fun, (Zt0 / P).ravel(), jac=True, method="L-BFGS-B", callback=callback,
-                   options={"maxiter": max_iter, "gtol": gtol, "ftol": 0.0, "maxcor": memory,
-                            "maxls": 50})
-    Zt = P * res.x.reshape(Zt0.shape)
-    f, g, H = parts(Zt)
-    rel = float(np.abs(P * g).max()) / g0_inf
-    converged = rel <= tol
+    x, nit = (Zt0 / P).ravel(), 0
+    # L-BFGS-B may stop when a step no longer lowers the objective in floating point while the gradient is
+    # still above tol (nearly non-smooth losses such as logcosh with a large gamma; SciPy >= 1.15's line
+    # search stops there more often): restart it from where it stopped with a fresh memory, a few times.
+    for _restart in range(_RESTARTS + 1):
+        res = minimize(fun, x, jac=True, method="L-BFGS-B", callback=callback,
+                       options={"maxiter": max_iter - nit, "gtol": gtol, "ftol": 0.0, "maxcor": memory,
+                                "maxls": 50})
+        x, nit = res.x, nit + int(res.nit)
+        Zt = P * x.reshape(Zt0.shape)
+        f, g, H = parts(Zt)
+        rel = float(np.abs(P * g).max()) / g0_inf
+        converged = rel <= tol
+        if converged or nit >= max_iter or int(res.nit) == 0:
+            break
     message = str(res.message)
     if warn and not converged:
         warnings.warn(
             f"iterative KPL ({loss.name} loss, lam={lam:g}) did not converge: relative gradient norm {rel:.2e} > "
-            f"tol={tol:g} after {res.nit} L-BFGS-B iterations ({message}); increase max_iter, loosen tol, or "
+            f"tol={tol:g} after {nit} L-BFGS-B iterations ({message}); increase max_iter, loosen tol, or "
             "increase lam",
             ConvergenceWarning,
             stacklevel=3,
         )
-    return _result(W, lam, loss, Zt, H, f, int(res.nit), counter["fev"], g, rel, converged, message, "lbfgs")
+    return _result(W, lam, loss, Zt, H, f, nit, counter["fev"], g, rel, converged, message, "lbfgs")
 
 
 def _result(W: _Whitened, lam: float, loss: GroundLoss, Zt: np.ndarray, H: np.ndarray, f: float, nit: int,
@@ -796,11 +808,11 @@ def solve_kpl(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: float, sol
 def loss_location(obs: Observations, domain: tuple[float, float], loss: Any) -> MeanFunction:
     """Centring curve for a robust loss: the pointwise location ``mu(theta) = argmin_mu sum_i l(y_i(theta), mu)``.
 
-    The square loss gives the pointwise mean (:class:`~fdakpl.preprocessing.MeanFunction`,
+    The square loss gives the pointwise mean (:class:`~fdakpl.data.preprocessing.MeanFunction`,
     returned unchanged); logcosh with a large ``gamma`` approaches the
     pointwise median, so outlying observations do not leak into the centring
     (with the mean, one wild point shifts every curve's centre). Same grid,
-    binning and interpolation as :class:`~fdakpl.preprocessing.MeanFunction`;
+    binning and interpolation as :class:`~fdakpl.data.preprocessing.MeanFunction`;
     the location at each grid point (or bin) is found by bisection on
     ``sum_i l'(y_i, mu) = 0`` between the smallest and largest observed value
     (exact for convex losses; the mean is kept where the derivative does not

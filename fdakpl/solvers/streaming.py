@@ -1,6 +1,6 @@
 """Chunked passes over the samples, in memory or on dask (local scheduler or ``dask.distributed``).
 
-The approximate KPL fit (:mod:`fdakpl.approx`) touches the data only through
+The approximate KPL fit (:mod:`fdakpl.estimators.approx`) touches the data only through
 sums over samples, so it streams:
 
 * :func:`mean_pass` -- sums and counts of the response per grid point (the
@@ -35,9 +35,9 @@ import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 
-from .functional import SAMPLE, interpolate_missing, validate_functional
-from .preprocessing import InputSpec, ResponseInfo, prepare_inputs, prepare_response
-from .progress import progress as _progress
+from ..data.functional import SAMPLE, interpolate_missing, validate_functional
+from ..data.preprocessing import InputSpec, ResponseInfo, prepare_inputs, prepare_response
+from ..progress import progress as _progress
 
 __all__ = [
     "ChunkPlan",
@@ -100,7 +100,7 @@ class InputLayout:
     names : tuple of str or None
         Term names (a mapping / Dataset input), or None for one input.
     weights : array, None or dict
-        Quadrature weights as from :func:`~fdakpl.preprocessing.prepare_inputs`.
+        Quadrature weights as from :func:`~fdakpl.data.preprocessing.prepare_inputs`.
     grids : tuple of numpy.ndarray
         Per term, the locations along axis 1 (for ``interpolate``).
     interpolate : bool
@@ -202,7 +202,7 @@ def _raw_array(v: Any, name: str) -> Any:
 def as_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None = None) -> Inputs:
     """Normalise inputs (arrays, DataArrays, Datasets / mappings of terms; NumPy or dask) without loading them.
 
-    The first samples go through :func:`~fdakpl.preprocessing.prepare_inputs`
+    The first samples go through :func:`~fdakpl.data.preprocessing.prepare_inputs`
     (checks, against ``spec`` when given, and quadrature weights); values are
     validated chunk by chunk later.
 
@@ -260,7 +260,8 @@ def as_response(Y: Any, locations: Any = None, domain: Any = None) -> Response:
     """
     if isinstance(Y, pd.DataFrame):
         raise TypeError("streaming / approximate KPL needs dense responses on a grid (NaN = unobserved); convert "
-                        "long data with fdakpl.functional.from_long(df, grid=...) or use KPLRegressor without approx")
+                        "long data with fdakpl.data.functional.from_long(df, grid=...) or use KPLRegressor "
+                        "without approx")
     if sp.issparse(Y):
         raise TypeError("sparse input is not supported: Y is a sparse matrix; pass Y.toarray()")
     _, info = prepare_response(_head(Y, 2), locations, domain)
@@ -351,7 +352,7 @@ def _tree_sum(parts: list[Any]) -> Any:
 def _compute(obj: Any, enabled: bool | None) -> Any:
     import dask
 
-    from .progress import _default
+    from ..progress import _default
 
     show = _default() if enabled is None else bool(enabled) and _default()
     ctx: Any = contextlib.nullcontext()
@@ -488,11 +489,11 @@ def _block_stats(ctx: StatsContext, start: int, limit: bool, *blocks: Any) -> np
 
 
 def stats_pass(plan: ChunkPlan, ctx: StatsContext, progress: bool | None = None) -> Any:
-    """Sufficient statistics :class:`~fdakpl.approx.SufficientStats` summed over the chunks.
+    """Sufficient statistics :class:`~fdakpl.estimators.approx.SufficientStats` summed over the chunks.
 
     Examples
     --------
-    >>> from fdakpl.approx import Nystroem
+    >>> from fdakpl.estimators.approx import Nystroem
     >>> from fdakpl.kernels import Gaussian
     >>> X, Y = np.zeros((4, 1)), np.ones((4, 2))
     >>> inp, resp = as_inputs(X), as_response(Y)
@@ -502,7 +503,7 @@ def stats_pass(plan: ChunkPlan, ctx: StatsContext, progress: bool | None = None)
     array([[4., 4.],
            [4., 4.]])
     """
-    from .approx import SufficientStats
+    from ..estimators.approx import SufficientStats
 
     if not plan.has_response:
         raise ValueError("stats_pass needs a plan with a response")
@@ -556,7 +557,7 @@ def predict_pass(plan: ChunkPlan, ctx: PredictContext, progress: bool | None = N
 
     Examples
     --------
-    >>> from fdakpl.approx import Nystroem
+    >>> from fdakpl.estimators.approx import Nystroem
     >>> from fdakpl.kernels import Gaussian
     >>> inp = as_inputs(np.zeros((3, 1)))
     >>> fm = Nystroem(1).fit(Gaussian(), inp.take, 3)

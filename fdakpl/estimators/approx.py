@@ -21,7 +21,7 @@ has the normal equations ``S M G + n lam M B^{-1} = Z^T N`` with
 so one pair of eigendecompositions (``r x r`` and ``d x d``) serves the whole
 lambda path, and the data enter only through the sufficient statistics
 ``Z^T Z``, ``Z^T N`` (and ``N^T N`` for GCV), which are sums over samples and
-therefore accumulate over chunks (:mod:`fdakpl.streaming`). Predicted
+therefore accumulate over chunks (:mod:`fdakpl.solvers.streaming`). Predicted
 coefficients at new inputs are ``Z_new M``. If ``Z Z^T = K`` and
 ``Z_new Z^T = K_new`` (Nyström with every training point as a landmark and an
 invertible ``K``), then ``M = Z^T A B`` for the exact solution ``A`` and the
@@ -59,10 +59,10 @@ import xarray as xr
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from .dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from .functional import SAMPLE, Observations
-from .kernels import Gaussian, Kernel, Product, check_spd, make_output_matrix
-from .preprocessing import MeanFunction, check_same_samples
+from ..data.functional import SAMPLE, Observations
+from ..data.preprocessing import MeanFunction, check_same_samples
+from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..kernels import Gaussian, Kernel, Product, check_spd, make_output_matrix
 
 __all__ = [
     "ApproxKPLRegressor",
@@ -209,7 +209,7 @@ class Nystroem(_FeatureMap):
         kernel : Kernel
         take : callable
             ``take(indices) -> (values, weights)``: the prepared inputs (as
-            from :func:`~fdakpl.preprocessing.prepare_inputs`) of the
+            from :func:`~fdakpl.data.preprocessing.prepare_inputs`) of the
             training samples at sorted ``indices``.
         n : int
             Number of training samples.
@@ -553,7 +553,7 @@ _DEFAULT_LAMS = np.logspace(-8, 0, 33)
 class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     """KPL with an approximate feature map, for many curves, in memory or on dask.
 
-    Same model and API as :class:`~fdakpl.estimator.KPLRegressor` (square
+    Same model and API as :class:`~fdakpl.estimators.kpl.KPLRegressor` (square
     loss, closed form), with ``k(x, x') ~ z(x)^T z(x')`` from ``approx``; the
     fit costs ``O(n r (p + r + d) + r^3)`` time (``p``: input size) and ``O((r + d)^2)`` memory beyond
     one chunk. Inputs and responses may be NumPy arrays (processed
@@ -569,7 +569,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     Parameters
     ----------
     dictionary, kernel, output_matrix, center, integration, domain, interpolate_inputs
-        As in :class:`~fdakpl.estimator.KPLRegressor`. A data-dependent
+        As in :class:`~fdakpl.estimators.kpl.KPLRegressor`. A data-dependent
         dictionary (FPCA, learnt) is fitted on a uniform subsample of at most
         ``dictionary_sample`` centred curves.
     lam : float, "gcv" or array-like
@@ -601,7 +601,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     approx_description_ : str
         E.g. ``"Nyström, 300 uniform landmarks"``.
     dictionary_, B_, gram_, mean_, integration_, grid_, response_info_, input_spec_, n_samples_fit_
-        As in :class:`~fdakpl.estimator.KPLRegressor`.
+        As in :class:`~fdakpl.estimators.kpl.KPLRegressor`.
 
     Examples
     --------
@@ -687,7 +687,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        from . import streaming as st
+        from ..solvers import streaming as st
 
         self._check_params()
         if Y is None:
@@ -739,7 +739,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         self.approx_description_ = fmap.describe()
 
         # pass 2: sufficient statistics
-        from .functional import quadrature_weights
+        from ..data.functional import quadrature_weights
 
         ctx = st.StatsContext(
             features=fmap, layout=inputs.layout, mean=mean_on_grid, phi=dic.evaluate(grid),
@@ -772,7 +772,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         >>> m.predict_coefficients(X[:3]).shape
         (3, 3)
         """
-        from . import streaming as st
+        from ..solvers import streaming as st
 
         check_is_fitted(self, "coef_")
         inputs = st.as_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
@@ -782,7 +782,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any, at: Any = None) -> Any:
         """Predicted curves at ``at`` (default: the training grid), chunk by chunk.
 
-        Same return types as :meth:`KPLRegressor.predict <fdakpl.estimator.KPLRegressor.predict>`;
+        Same return types as :meth:`KPLRegressor.predict <fdakpl.estimators.kpl.KPLRegressor.predict>`;
         for dask-backed inputs the values are a lazy dask array (call
         ``.compute()``, or write them with ``.to_zarr``).
 
@@ -793,7 +793,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         >>> m.predict(X[:2], at=[0.1, 0.5, 0.9]).shape
         (2, 3)
         """
-        from . import streaming as st
+        from ..solvers import streaming as st
 
         check_is_fitted(self, "coef_")
         theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
@@ -821,7 +821,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         >>> m.score(X, Y) > 0.99
         True
         """
-        from .estimator import KPLRegressor
+        from .kpl import KPLRegressor
 
         return KPLRegressor.score(self, X, y, sample_weight)  # type: ignore[arg-type]
 
@@ -863,7 +863,7 @@ _FITTED_COPIED = ("coef_", "dictionary_", "B_", "gram_", "mean_", "integration_"
 
 
 def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None) -> Any:
-    """Fit a :class:`~fdakpl.estimator.KPLRegressor` whose ``approx`` is set, through :class:`ApproxKPLRegressor`.
+    """Fit a :class:`~fdakpl.estimators.kpl.KPLRegressor` whose ``approx`` is set, through :class:`ApproxKPLRegressor`.
 
     Used by ``KPLRegressor.fit``: the fitted :class:`ApproxKPLRegressor` is
     stored as ``est.approx_`` (prediction goes through it) and its fitted

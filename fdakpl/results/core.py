@@ -8,9 +8,16 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
-from .estimator import integration_weights
-from .functional import SAMPLE, Observations, validate_functional
+from ..applicability import bound_applicability, loss_name
+from ..data.functional import SAMPLE, Observations, validate_functional
+from ..diagnostics import (
+    dictionary_constants,
+    excess_risk_bound,
+    kernel_kappa,
+    lambda_star,
+    representation_error,
+)
+from ..estimators.kpl import integration_weights
 
 __all__ = ["FunctionalRegressionResults"]
 
@@ -105,7 +112,7 @@ class FunctionalRegressionResults:
         """
         import warnings
 
-        from .formula import _as_dataset
+        from ..formula import _as_dataset
 
         ds = self.model.data if newdata is None else _as_dataset(newdata)
         X = self.model.parsed.inputs(ds)
@@ -151,7 +158,7 @@ class FunctionalRegressionResults:
 
     def _at_lam(self):
         if "at_lam" not in self._cache:
-            from .regression import _criteria
+            from ..regression import _criteria
 
             est = self.estimator
             self._cache["at_lam"] = (_criteria(est, self.response, np.array([self.lam]))
@@ -163,7 +170,7 @@ class FunctionalRegressionResults:
         """Effective degrees of freedom (trace of the smoother; NaN for iterative solvers).
 
         For the approximate (primal) solver, the trace of its coefficient-space smoother
-        (see :meth:`fdakpl.approx.PrimalDecomposition.edf`).
+        (see :meth:`fdakpl.estimators.approx.PrimalDecomposition.edf`).
         """
         c = self._at_lam()
         if c is not None:
@@ -224,7 +231,7 @@ class FunctionalRegressionResults:
             if dec is not None:
                 s, e = dec.s, dec.e
             elif getattr(est, "K_", None) is not None:
-                from .solvers import _sym_sqrt
+                from ..solvers.closed_form import _sym_sqrt
 
                 Bh = _sym_sqrt(est.B_)[0]
                 s = np.clip(np.linalg.eigvalsh(est.K_), 0.0, None)
@@ -242,15 +249,23 @@ class FunctionalRegressionResults:
         return dict(self._cache["cond"])
 
     def diagnostics(self, eta: float = 0.05) -> dict[str, Any]:
-        """Constants of section 5, lambda*, the excess-risk bound and its terms, representation error.
+        """Constants of section 5, which bound applies, lambda*, the bound and its terms, representation error.
+
+        ``applicability`` (:class:`~fdakpl.applicability.Applicability`) says which proposition
+        covers the fit and whether its assumptions hold; ``bound`` is ``None`` when none applies.
+        ``bound`` is evaluated at ``lambda*`` with the plug-in constants ``L`` and ``R`` (``R`` at
+        the fitted lambda); ``bound_at_lambda`` is the same inequality at the fitted lambda, only
+        when it is at least ``lambda*`` (the proof's condition). For a domain of length other than
+        1 both bound the excess risk per unit length (see :mod:`fdakpl.diagnostics`).
 
         Examples
         --------
         >>> from fdakpl import FunctionalRegression, datasets
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
         ...                            progress=False).fit()
-        >>> sorted(res.diagnostics())[:3]
-        ['C_phi', 'L', 'M']
+        >>> d = res.diagnostics()
+        >>> d["applicability"].label, d["applicability"].reasons[0][:44]
+        ('5.2 (indicative)', 'm varies from 43 to 55 points per curve; the')
         """
         key = f"diag{eta}"
         if key in self._cache:
@@ -261,8 +276,8 @@ class FunctionalRegressionResults:
         fine = np.linspace(lo, hi, 2001)
         M = float(np.abs(est.dictionary_.evaluate(np.union1d(fine, obs.grid))).max())
         dc = dictionary_constants(est.gram_, M)
-        kernel = est._kernel()
-        kappa = float(kernel.diagonal_bound() * np.linalg.eigvalsh(est.B_).max())
+        kappa, kappa_how = kernel_kappa(est._kernel(), est.B_, K=getattr(est, "K_", None),
+                                        X=getattr(est, "X_fit_", None), weights=getattr(est, "X_weights_", None))
         yc = obs.value - (est.mean_(obs.location) if est.mean_ is not None else 0.0)
         L = float(np.abs(yc).max())
         A = est.coef_
@@ -277,20 +292,30 @@ class FunctionalRegressionResults:
         d = int(est.dictionary_.n_atoms_)
         counts = obs.counts
         fully = obs.fully_observed
+        approx = getattr(est, "approx_", None)
+        app = bound_applicability(
+            loss=loss_name(est.loss), solver=self.solver, fully_observed=fully, integration=est.integration_,
+            approx=None if approx is None else str(getattr(est, "approx_description_", "approximate kernel")),
+            counts=counts, location=obs.location, domain=(lo, hi), grid=obs.grid, grid_index=obs.grid_index,
+            kappa=kappa, kappa_how=kappa_how, riesz=dc["riesz"], normed=dc["normed"])
         m_used = None if fully else float(counts.min())
-        bound = excess_risk_bound(n, d, kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta) \
-            if np.isfinite(kappa) and np.isfinite(R) else None
+        consts = dict(kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta, domain_length=hi - lo)
+        bound = at_lam = None
+        if app.status != "not applicable" and np.isfinite(R):
+            bound = excess_risk_bound(n, d, **consts)
+            if self.lam >= bound.lam_star:
+                at_lam = excess_risk_bound(n, d, lam=self.lam, **consts)
         lam_star = lambda_star(n, d, kappa, dc["C_phi"], eta, partial=not fully) if np.isfinite(kappa) else np.nan
         w, _ = integration_weights(obs.with_values(yc), est.response_info_.domain, est.integration_)
         rep = representation_error(est.dictionary_.evaluate(obs.grid)[obs.grid_index], obs.with_values(yc), w)
         out = {
             "c_phi": dc["c_phi"], "C_phi": dc["C_phi"], "normed": dc["normed"], "riesz": dc["riesz"],
-            "gram_condition": dc["condition"], "kappa": kappa, "M": M, "L": L, "R": R, "n": n, "d": d,
-            "m_min": int(counts.min()), "m_mean": float(counts.mean()), "fully_observed": fully,
+            "gram_condition": dc["condition"], "kappa": kappa, "kappa_how": kappa_how, "M": M, "L": L, "R": R,
+            "n": n, "d": d, "m_min": int(counts.min()), "m_mean": float(counts.mean()), "fully_observed": fully,
             "eta": eta, "lambda_star": lam_star, "lambda_over_lambda_star": self.lam / lam_star if lam_star else np.nan,
-            "bound": bound, "domain_length": hi - lo,
+            "applicability": app, "bound": bound, "bound_at_lambda": at_lam, "domain_length": hi - lo,
             "representation_error_median": float(np.median(rep)), "representation_error_max": float(rep.max()),
-            "consistent_regime": None if fully else bool(counts.min() >= np.sqrt(n)),
+            "sqrt_n_rate": None if fully else bool(counts.min() >= np.sqrt(n)),
         }
         self._cache[key] = out
         return out
@@ -312,7 +337,7 @@ class FunctionalRegressionResults:
         return build_summary(self, eta)
 
     def save(self, path: Any, *, engine: str | None = None) -> Any:
-        """Save these results to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
+        """Save these results to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
 
         Read them back with :func:`fdakpl.load`; the loaded results predict identically.
 
@@ -326,7 +351,7 @@ class FunctionalRegressionResults:
         >>> again.lam == res.lam
         True
         """
-        from .persistence import save
+        from ..io.netcdf import save
 
         return save(self, path, engine=engine)
 
@@ -436,7 +461,7 @@ class FunctionalRegressionResults:
         pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
         r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
         newds = ds if newdata is None else newdata
-        from .formula import _as_dataset
+        from ..formula import _as_dataset
 
         newds = _as_dataset(newds)
         pred = np.asarray(est.predict(parsed.inputs(newds)))
@@ -492,8 +517,8 @@ class FunctionalRegressionResults:
         """
         from sklearn.base import clone
 
-        from .progress import progress as bar
-        from .regression import _criteria
+        from ..progress import progress as bar
+        from ..regression import _criteria
 
         parsed = self.model.parsed
         if term not in parsed.terms:

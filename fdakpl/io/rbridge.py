@@ -25,55 +25,17 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .functional import SAMPLE
+from ..data.functional import SAMPLE
+from .r import location_grid
 
 __all__ = [
     "WarningRecorder",
     "dataset_from_columns",
     "fit_from_r",
-    "location_grid",
     "predict_from_r",
     "results_for_r",
     "shutdown_workers",
 ]
-
-
-def location_grid(name: str, m: int, spec: Any) -> np.ndarray:
-    """Locations of a curve column with ``m`` values.
-
-    Parameters
-    ----------
-    name : str
-        The column (for messages).
-    m : int
-        Number of locations.
-    spec : "index", "unit", None or array-like
-        ``1..m`` (``"index"`` or None), ``linspace(0, 1, m)`` (``"unit"``) or
-        ``m`` strictly increasing locations.
-
-    Returns
-    -------
-    numpy.ndarray
-
-    Examples
-    --------
-    >>> location_grid("y", 3, "unit").tolist(), location_grid("y", 2, None).tolist()
-    ([0.0, 0.5, 1.0], [1.0, 2.0])
-    """
-    if spec is None or (isinstance(spec, str) and spec == "index"):
-        return np.arange(1.0, m + 1.0)
-    if isinstance(spec, str) and spec == "unit":
-        return np.linspace(0.0, 1.0, m)
-    if isinstance(spec, str):
-        raise ValueError(f"grid for {name!r} is {spec!r}; use 'index', 'unit' or an array of {m} locations")
-    grid = np.asarray(spec, dtype=float).ravel()
-    if grid.size != m:
-        raise ValueError(f"grid for {name!r} has {grid.size} locations but the matrix column has {m} columns")
-    if not np.all(np.isfinite(grid)):
-        raise ValueError(f"grid for {name!r} has missing or infinite locations")
-    if grid.size > 1 and np.any(np.diff(grid) <= 0):
-        raise ValueError(f"grid for {name!r} must be strictly increasing")
-    return grid
 
 
 class WarningRecorder:
@@ -278,7 +240,7 @@ def fit_from_r(
     >>> res.fitted.sizes["sample"], float(res.lam)
     (100, 0.001)
     """
-    from .regression import FunctionalRegression
+    from ..regression import FunctionalRegression
 
     ds = dataset_from_columns(columns, sample_labels, grids, factor_levels)
     try:
