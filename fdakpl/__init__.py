@@ -18,7 +18,18 @@ from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, Rand
 from .estimators.approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
 from .estimators.kpl import KPLRegressor
 from .io.netcdf import load
-from .kernels import Gaussian, Identity, IntegralGaussian, Laplace, Linear, Matrix, Product, ScaleDecay, Sum
+from .kernels import (
+    Gaussian,
+    Identity,
+    IntegralGaussian,
+    Laplace,
+    Linear,
+    Matrix,
+    Product,
+    ScaleDecay,
+    SmoothedLinear,
+    Sum,
+)
 from .losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square, make_loss
 from .regression import FunctionalRegression
 from .results.core import FunctionalRegressionResults
@@ -53,6 +64,7 @@ __all__ = [
     "RandomFourier",
     "RandomFourierFeatures",
     "ScaleDecay",
+    "SmoothedLinear",
     "Square",
     "Sum",
     "Wavelet",

@@ -94,7 +94,7 @@ def r_datasets(draw):
 @SETTINGS
 @given(r_datasets())
 def test_r_xarray_round_trips(data):
-    from fdakpl import r
+    from fdakpl.io import r
 
     ro = pytest.importorskip("rpy2.robjects")
     ds, grid = data

@@ -39,7 +39,7 @@ warnings.filterwarnings("ignore", message=".*missing input values by linear inte
 # `rdata` reader. Every route gives the same labelled `xarray.Dataset`.
 
 # %%
-from fdakpl import r as fr
+from fdakpl.io import r as fr
 
 if fr.rpy2_available():
     ds_r = datasets.load_dti(source="r")

@@ -16,3 +16,8 @@ __all__ = ["DTI_ACKNOWLEDGMENT", "dti_first_visits", "dti_from_columns", "load_d
 from .toy import CORRUPTIONS, corrupt, make_toy, noise_for_snr, signal_to_noise
 
 __all__ += ["CORRUPTIONS", "corrupt", "make_toy", "noise_for_snr", "signal_to_noise"]
+
+# simulated linear function-on-function data with a known coefficient surface (fdakpl.datasets.surface)
+from .surface import make_linear_surface, true_surface  # noqa: E402
+
+__all__ += ["make_linear_surface", "true_surface"]

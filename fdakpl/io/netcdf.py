@@ -104,8 +104,9 @@ def _registry() -> dict[str, type]:
         except ImportError:  # pragma: no cover - optional module missing
             continue
         for obj in vars(mod).values():
-            inside = obj.__module__ == mod.__name__ or obj.__module__.startswith(mod.__name__ + ".")
-            if isinstance(obj, type) and inside:
+            if not isinstance(obj, type):
+                continue
+            if obj.__module__ == mod.__name__ or obj.__module__.startswith(mod.__name__ + "."):
                 name = _stable_name(obj)
                 if name not in _DENY:
                     reg[name] = obj

@@ -18,12 +18,16 @@ from ..diagnostics import (
     representation_error,
 )
 from ..estimators.kpl import integration_weights
+from .interpretation import InterpretationMixin
 
 __all__ = ["FunctionalRegressionResults"]
 
 
-class FunctionalRegressionResults:
+class FunctionalRegressionResults(InterpretationMixin):
     """Results of :meth:`fdakpl.FunctionalRegression.fit`.
+
+    Interpretation (surfaces, partial dependence, term importance, their plots) comes from
+    :class:`fdakpl.results.interpretation.InterpretationMixin`.
 
     Attributes
     ----------
@@ -321,8 +325,12 @@ class FunctionalRegressionResults:
         return out
 
     # ------------------------------------------------------------------ summary
-    def summary(self, eta: float = 0.05):
+    def summary(self, eta: float = 0.05, importance: Any = "auto"):
         """FDA-style summary (statsmodels ``Summary``: ``print()`` it, or ``.as_html()``).
+
+        ``importance``: the term-importance table (:mod:`fdakpl.results.importance`): ``"auto"`` (19
+        permutations per term up to 300 curves, closed-form fits), ``True`` (99), a number of
+        permutations, or ``False``.
 
         Examples
         --------
@@ -334,7 +342,7 @@ class FunctionalRegressionResults:
         """
         from .summary import build_summary
 
-        return build_summary(self, eta)
+        return build_summary(self, eta, importance)
 
     def save(self, path: Any, *, engine: str | None = None) -> Any:
         """Save these results to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).

@@ -115,8 +115,11 @@ def diagnostics_notes(diag: dict[str, Any]) -> list[str]:
     return out
 
 
-def build_summary(res: Any, eta: float = 0.05) -> Summary:
-    """Build the summary of a :class:`~fdakpl.results.FunctionalRegressionResults`."""
+def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Summary:
+    """Build the summary of a :class:`~fdakpl.results.FunctionalRegressionResults`.
+
+    ``importance``: see :func:`fdakpl.results.importance.importance_for_summary`.
+    """
     est = res.estimator
     obs = res._obs()
     Y = res.response
@@ -196,11 +199,22 @@ def build_summary(res: Any, eta: float = 0.05) -> Summary:
     smry.tables.append(kv_table(model_rows, "Functional regression (kernel-based projection learning)"))
     smry.tables.append(kv_table(fit_rows, "Fit"))
     smry.tables.append(kv_table(diag_rows, "Excess-risk diagnostics (Bouche et al. 2021, section 5)"))
+    from .importance import importance_for_summary
+
+    imp, imp_note = importance_for_summary(res, importance)
+    if imp is not None:
+        smry.tables.append(imp.table())
     extra = [f"Kernels: {kern} (combined by {res.model.combine}).", f"Solver: {res.solver_reason}."]
     extra += diagnostics_notes(diag)
     extra += condition_warnings(res.condition_numbers, diag["riesz"])
     if res.lam_on_edge:
         extra.append("The chosen lambda lies on the edge of its grid: extend lam_grid.")
+    if imp is not None:
+        extra.append("Term importance: dLOO drop = increase of the leave-one-curve-out error without the term's "
+                     "kernel (each model at its best lambda); dLOO perm = mean increase when the term is permuted "
+                     "across curves (fitted lambda); p-value of that permutation test.")
+    if imp_note:
+        extra.append(imp_note)
     extra += [f"Note: {n}" for n in dict.fromkeys(res.notes)]
     smry.add_extra_txt(extra)
     return smry
