@@ -68,7 +68,8 @@ predict.kpl <- function(object, newdata = NULL, at = NULL, interval = c("none", 
     all_samples <- samples
   } else {
     fitted_info <- list(kinds = object$kinds, levels = object$levels, ncols = object$ncols)
-    prepared <- prepare_data(object$spec, newdata, "newdata", fitted = fitted_info, na_action = na_action)
+    prepared <- prepare_data(object$spec, newdata, "newdata", fitted = fitted_info, na_action = na_action,
+                             interpolate = isTRUE(object$interpolate_inputs))
     grids <- object$input_py_grids  # the curves' grids of the fit hold for new data
     context$labels <- prepared$labels
     context$all_labels <- prepared$all_labels

@@ -222,6 +222,9 @@ test_that("19.9 messages give R's row numbers (1-based) and row names", {
   expect_true(all(is.na(p[3, ])) && !anyNA(p[-3, ]))
   err <- expect_error(predict(fit, new, na.action = na.fail), class = "fdakpl_input_error")
   expect_match(conditionMessage(err), sprintf("rows 3 (%s)", rownames(d)[17]), fixed = TRUE)
+  # a gap in an input curve of new data is filled, as at fit time (interpolate_inputs = TRUE)
+  p2 <- suppressWarnings(predict(fit, transform(d[17, c("cca", "pasat")], pasat = 50)), classes = "fdakpl_warning")
+  expect_false(anyNA(p2))
 })
 
 test_that("19.10 Python warnings are R warnings: caught, suppressed, once per cause; none from NA in the response", {
