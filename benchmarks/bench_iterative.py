@@ -26,7 +26,7 @@ import numpy as np
 
 from fdakpl import BSpline, Gaussian, KPLRegressor, Wavelet, datasets
 from fdakpl.data.functional import Observations
-from fdakpl.estimators.kpl import integration_weights
+from fdakpl.data.integration import integration_weights
 from fdakpl.solvers.iterative import exact_partial_ridge, kpl_iterative, kpl_iterative_path, point_design
 
 OUT = Path(__file__).parent / "results" / "iterative.json"

@@ -10,9 +10,8 @@ Examples
 True
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from . import baselines, datasets, dictionaries, kernels, losses, solvers
+from ._version import __version__
 from .diagnostics import excess_risk_bound
 from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
 from .estimators.approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
@@ -33,11 +32,6 @@ from .kernels import (
 from .losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square, make_loss
 from .regression import FunctionalRegression
 from .results.core import FunctionalRegressionResults
-
-try:
-    __version__ = version("fdakpl")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
 
 __all__ = [
     "FPCA",

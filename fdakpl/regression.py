@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from itertools import product
 from typing import Any
 
 import numpy as np
-import xarray as xr
 
-from .data.functional import validate_functional
+from .data.functional import as_dataset, validate_functional
 from .dictionaries import Dictionary, make_dictionary
-from .estimators.kpl import KPLRegressor, integration_weights
-from .formula import SCALARS, _as_dataset, combine_kernels, default_kernels, parse_formula
+from .estimators.kpl import KPLRegressor
+from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
-from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, ridge_path
+from .notices import InterpolationWarning, distinct, said_once
+from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, lambda_criteria
 
 __all__ = ["FunctionalRegression"]
 
@@ -57,7 +56,7 @@ class FunctionalRegression:
     center : bool
         Centre responses with the training mean function.
     interpolate_inputs : bool
-        Fill NaN in input curves by linear interpolation (with a warning).
+        Fill NaN in input curves by linear interpolation (recorded once in ``res.notes``, no warning).
     cv : int
         Folds for ``lam="cv"``.
     param_grid : mapping, optional
@@ -94,7 +93,7 @@ class FunctionalRegression:
                  random_state: Any = None, n_jobs: int = 2, progress: bool = True,
                  domain: tuple[float, float] | None = None, approx: Any = None) -> None:
         self.formula = formula
-        self.data = _as_dataset(data)
+        self.data = as_dataset(data)
         self.dictionary = dictionary
         self.levels = levels
         self.kernel = kernel
@@ -209,9 +208,9 @@ class FunctionalRegression:
                 opts.append(combine_kernels(ks, self.parsed.terms, self.combine))
             out["kernel"] = opts
         if "gamma" in grid:
-            from . import losses  # type: ignore[attr-defined]
+            from .losses import LogCosh
 
-            out["loss"] = [losses.LogCosh(float(g)) for g in grid.pop("gamma")]
+            out["loss"] = [LogCosh(float(g)) for g in grid.pop("gamma")]
         if grid:
             out.update({k: list(v) for k, v in grid.items()})  # raw KPLRegressor parameters
         return out
@@ -243,8 +242,9 @@ class FunctionalRegression:
         grid = np.asarray(self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
         criteria = None
         cv_result = None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        # warnings are said once, at the user's line; filled input values (the user asked for it) only
+        # go into the notes, which the summary shows
+        with said_once(quiet=(InterpolationWarning,)) as caught:
             if isinstance(lam_spec, str):
                 how = lam_spec.lower()
                 if how not in {"gcv", "loo", "cv"}:
@@ -283,7 +283,7 @@ class FunctionalRegression:
                 if how in {"gcv", "loo"}:
                     proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]))
                     proxy.fit(X, Y)
-                    criteria = _criteria(proxy, Y, grid, loo=how == "loo")
+                    criteria = lambda_criteria(proxy, Y, grid, loo=how == "loo")
                     idx, lam_value = criteria.best(how)
                     edge = check_edge(grid, idx, how, stacklevel=4)
                     if solver != "eig":
@@ -298,10 +298,7 @@ class FunctionalRegression:
                     est.fit(X, Y)
             if how == "cv":
                 est.fit(X, Y)
-        for w in caught:  # every warning goes into the summary's notes; unexpected ones are re-raised too
-            notes.append(str(w.message))
-            if "missing input values by linear interpolation" not in str(w.message):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        notes += [str(w.message) for w in distinct(caught)]
         lam_how = {"gcv": "GCV", "loo": "leave-one-curve-out", "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(
             model=self, estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam_value,
@@ -317,16 +314,4 @@ def _set_lambda(est: KPLRegressor, lam: float) -> None:
     est.set_params(lam=float(lam))
     est.coef_ = ridge_coef(est.decomposition_, float(lam))
     est.coef_B_ = est.coef_ @ est.B_
-
-
-def _criteria(est: KPLRegressor, Y: xr.DataArray, grid: np.ndarray, loo: bool = True):
-    """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator."""
-    from .data.preprocessing import prepare_response
-
-    obs, info = prepare_response(Y, None, est.response_info_.domain)
-    if est.mean_ is not None:
-        obs = obs.with_values(obs.value - est.mean_(obs.location))
-    w, _ = integration_weights(obs, info.domain, est.integration_)
-    phi = est.dictionary_.evaluate(obs.grid)
-    return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)
 

@@ -30,9 +30,11 @@ from typing import Any
 import numpy as np
 
 from .data.functional import Observations
+from .data.integration import integration_weights
+from .data.preprocessing import prepare_response
 from .solvers.closed_form import RidgeDecomposition
 
-__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "check_edge", "kfold_path", "ridge_path"]
+__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "check_edge", "kfold_path", "lambda_criteria", "ridge_path"]
 
 #: default lambda grid
 DEFAULT_LAMBDAS = np.geomspace(1e-8, 1.0, 41)
@@ -98,7 +100,7 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     >>> X = rng.normal(size=(20, 2)); grid = np.linspace(0, 1, 15)
     >>> Y = np.sin(np.outer(X[:, 0], grid)) + 0.1 * rng.normal(size=(20, 15))
     >>> m = KPLRegressor(dictionary=Fourier(3), center=False).fit(X, Y, locations=grid)
-    >>> from fdakpl.estimators.kpl import integration_weights
+    >>> from fdakpl.data.integration import integration_weights
     >>> obs = Observations.from_dense(Y, grid)
     >>> w, _ = integration_weights(obs, (0.0, 1.0))
     >>> crit = ridge_path(m.decomposition_, m.dictionary_.evaluate(grid), obs, w, [1e-4, 1e-2])
@@ -358,3 +360,16 @@ def _subset(data: Any, rows: np.ndarray) -> Any:
         sub.attrs = {**data.attrs, "samples": list(keep)}
         return sub
     return np.asarray(data)[rows]
+
+def lambda_criteria(est: Any, Y: Any, grid: np.ndarray, loo: bool = True) -> PathCriteria:
+    """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator and its training responses ``Y``.
+
+    The estimator is read through its fitted attributes (``response_info_``, ``mean_``, ``integration_``,
+    ``dictionary_``, ``decomposition_``), with the mean function held fixed.
+    """
+    obs, info = prepare_response(Y, None, est.response_info_.domain)
+    if est.mean_ is not None:
+        obs = obs.with_values(obs.value - est.mean_(obs.location))
+    w, _ = integration_weights(obs, info.domain, est.integration_)
+    phi = est.dictionary_.evaluate(obs.grid)
+    return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)

@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product, functional
+from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product
+from fdakpl.data import functional
 from fdakpl.estimators.kpl import check_exact_memory
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad_inputs.md"
@@ -201,7 +202,7 @@ def _():
 
 # -- missing and non-finite values
 @_c("nan-input", "NaN in an input curve", ValueError,
-    r"'x' has NaN for samples at positions \[3\].*interpolate_inputs=True")
+    r"'x' has NaN for samples \['id3'\].*interpolate_inputs=True")
 def _():
     ds = _edit(make_data(), "x", (3, 5), np.nan)
     return (lambda: fit(ds)), [ds]

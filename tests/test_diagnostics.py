@@ -25,7 +25,13 @@ from fdakpl.diagnostics import (
 from fdakpl.dictionaries import Fourier
 
 
+def _flat(summary) -> str:
+    """The summary's text with its line wrapping undone (it wraps at 80 characters)."""
+    return " ".join(str(summary).split())
+
+
 # ----------------------------------------------------------------------------- the supplement, retyped
+
 def delta1(n, eta, kappa, C, L, R):  # Lemma "concentration result 1", eq. (def delta1)
     return 6 * (np.sqrt(kappa) * C * L + kappa * C**2 * R) * np.log(2 / eta) / np.sqrt(n)
 
@@ -279,7 +285,7 @@ def test_kappa_of_an_unbounded_kernel_is_a_plug_in():
     dg = res.diagnostics()
     w = res.estimator.X_weights_["x"]  # the formula front end passes a term -> weights mapping
     assert dg["kappa"] == pytest.approx(np.max(np.sum(w * x**2, axis=1)))  # max_i ||x_i||^2_{L2}
-    assert dg["kappa_how"].endswith("(plug-in)") and "a plug-in like L" in str(res.summary())
+    assert dg["kappa_how"].endswith("(plug-in)") and "a plug-in like L" in _flat(res.summary())
 
 
 def test_rescaling_response_locations_leaves_the_bound_unchanged(dti):
@@ -290,7 +296,7 @@ def test_rescaling_response_locations_leaves_the_bound_unchanged(dti):
     assert d55["domain_length"] == pytest.approx(55.0)
     assert d55["M"] == pytest.approx(d1["M"] / np.sqrt(55)) and d55["R"] == pytest.approx(d1["R"] * np.sqrt(55))
     assert d55["bound"].bound == pytest.approx(d1["bound"].bound, rel=1e-9)
-    assert "per unit length" in str(big.summary())
+    assert "per unit length" in _flat(big.summary())
 
 
 # ----------------------------------------------------------------------------- item 3: applicability
@@ -322,7 +328,7 @@ def test_verdicts_on_the_dti_data(dti):
         dg = res.diagnostics()
         assert dg["applicability"].status == "not applicable" and dg["bound"] is None
         assert why in " ".join(dg["applicability"].reasons)
-        text = str(res.summary())
+        text = _flat(res.summary())
         assert "Bound at lambda*:" in text and "not applicable" in text and why in text
 
 
@@ -375,7 +381,7 @@ def test_random_missing_on_a_grid_with_equal_m_applies():
 
 
 def test_summary_wording(dti):
-    text = str(_fit(dti).summary())
+    text = _flat(_fit(dti).summary())
     for key in ("Proposition:", "5.2 (indicative)", "m >= sqrt(n) (n^-1/2 rate)", "not a condition for the bound",
                 "L and R are plug-in estimates", "R at the fitted lambda, not at lambda*",
                 "for the true constants", "no step of the proofs uses c_phi", "Bound at fitted lambda"):

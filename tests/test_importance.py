@@ -37,9 +37,9 @@ def test_permutations_agree_with_permutation_test(fit):
     imp = res.term_importance(n_permutations=9, random_state=7)
     for i, t in enumerate(imp.terms):
         ref = res.permutation_test(t, n_permutations=9, random_state=7, progress=False)
-        assert imp.loo == pytest.approx(ref["statistic"], rel=1e-10)
-        assert imp.p_value[i] == ref["p_value"]
-        assert imp.delta_perm[i] == pytest.approx(np.mean(ref["null"]) - ref["statistic"], rel=1e-8)
+        assert imp.loo == pytest.approx(ref.statistic, rel=1e-10)
+        assert imp.p_value[i] == ref.pvalue
+        assert imp.delta_perm[i] == pytest.approx(np.mean(ref.null_distribution) - ref.statistic, rel=1e-8)
 
 
 def test_drop_importance_equals_refit_without_the_term(fit):

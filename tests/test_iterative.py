@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Wavelet
 from fdakpl.data.functional import Observations
-from fdakpl.estimators.kpl import integration_weights
+from fdakpl.data.integration import integration_weights
 from fdakpl.losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square
 from fdakpl.solvers.closed_form import decompose, ridge_coef
 from fdakpl.solvers.iterative import (

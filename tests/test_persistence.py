@@ -106,7 +106,7 @@ def test_loaded_results_support_bands_and_tests(tmp_path, dti, dti_results):
         xr.testing.assert_identical(a, b)
     p1 = again.permutation_test("cca", n_permutations=3, random_state=1, progress=False)
     p2 = dti_results.permutation_test("cca", n_permutations=3, random_state=1, progress=False)
-    np.testing.assert_array_equal(p1["null"], p2["null"])
+    np.testing.assert_array_equal(p1.null_distribution, p2.null_distribution)
     d1, d2 = again.diagnostics(), dti_results.diagnostics()
     for key in ("C_phi", "kappa", "M", "L", "R", "lambda_star", "representation_error_max"):
         assert d1[key] == d2[key], key

@@ -173,12 +173,28 @@ def test_permutation_test_detects_association_and_not_noise(rng):
     ds = _toy(rng, n=50, m=20, noise=0.2)
     res = FunctionalRegression("y ~ x", ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
     out = res.permutation_test("x", n_permutations=49, random_state=0, progress=False)
-    assert out["p_value"] == pytest.approx(1 / 50)
+    assert out.pvalue == pytest.approx(1 / 50)
     null_ds = ds.assign(y=(("sample", "t"), rng.normal(size=(50, 20))))
     res0 = FunctionalRegression("y ~ x", null_ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
-    assert res0.permutation_test("x", n_permutations=49, random_state=0, progress=False)["p_value"] > 0.05
+    assert res0.permutation_test("x", n_permutations=49, random_state=0, progress=False).pvalue > 0.05
     with pytest.raises(ValueError, match="not a term"):
         res.permutation_test("z")
+
+
+def test_permutation_test_result_reads_like_scipy(rng):
+    ds = _toy(rng, n=30, m=15, noise=0.2)
+    res = FunctionalRegression("y ~ x", ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
+    out = res.permutation_test("x", n_permutations=19, random_state=0, progress=False)
+    assert out.statistic == pytest.approx(float(res._at_lam().loo[0]))  # the exact LOO error at the fit
+    assert out.null_distribution.shape == (19,) and out.n_permutations == 19
+    assert out.pvalue == (1 + np.sum(out.null_distribution <= out.statistic)) / 20
+    text = str(out)
+    assert "no association between y and x" in text and f"p-value: {out.pvalue:.4g}" in text
+    assert "array(" not in text and len(text.splitlines()) == 4 and "pvalue=" in repr(out)
+    with pytest.warns(DeprecationWarning, match="result.pvalue"):
+        assert out["p_value"] == out.pvalue  # the dict keys of earlier versions still read
+    with pytest.raises(KeyError, match="null_distribution"):
+        out["nope"]
 
 
 def test_plot_overview(dti, tmp_path):

@@ -5,7 +5,7 @@ import pytest
 
 from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, ScaleDecay
 from fdakpl.data.functional import Observations
-from fdakpl.estimators.kpl import integration_weights
+from fdakpl.data.integration import integration_weights
 from fdakpl.selection import check_edge, kfold_path, ridge_path
 
 from .conftest import make_problem

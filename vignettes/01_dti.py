@@ -21,7 +21,6 @@
 
 # %%
 import time
-import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -29,8 +28,7 @@ import numpy as np
 from fdakpl import FunctionalRegression, Gaussian, KPLRegressor, Laplace, LogCosh, Wavelet, datasets
 from fdakpl.baselines import FunctionalKRR, KernelEstimator, TripleBasisEstimator
 
-warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
-
+# isort: split
 # %% [markdown]
 # ## Loading the data through the R bridge
 #
@@ -138,8 +136,7 @@ plt.show()
 
 # %%
 test_out = res.permutation_test("cca", n_permutations=99, random_state=0, progress=False)
-print(f"LOO error {test_out['statistic']:.5f}; null median {np.median(test_out['null']):.5f}; "
-      f"p = {test_out['p_value']:.3f}")
+print(test_out)
 
 # %% [markdown]
 # ## Comparison with the paper's competitors

@@ -36,8 +36,8 @@ import numpy as np
 from fdakpl import Fourier, Gaussian, KPLRegressor, Laplace, LogCosh
 from fdakpl.baselines import FunctionalKRR
 from fdakpl.data.functional import Observations
+from fdakpl.data.integration import integration_weights
 from fdakpl.datasets import corrupt, make_toy
-from fdakpl.estimators.kpl import integration_weights
 from fdakpl.selection import ridge_path
 
 warnings.simplefilter("ignore", UserWarning)

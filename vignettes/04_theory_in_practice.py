@@ -42,8 +42,8 @@ import pandas as pd
 from fdakpl import Fourier, Gaussian, KPLRegressor
 from fdakpl.applicability import sampling_design
 from fdakpl.data.functional import Observations
+from fdakpl.data.integration import integration_weights
 from fdakpl.diagnostics import excess_risk_bound, lambda_star
-from fdakpl.estimators.kpl import integration_weights
 from fdakpl.selection import ridge_path
 from fdakpl.solvers.closed_form import ridge_coef
 

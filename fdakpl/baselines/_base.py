@@ -32,19 +32,6 @@ from ..data.preprocessing import (
 __all__ = ["FunctionalBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
 
 
-def _check_number(value: Any, name: str, *, positive: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or (positive and value <= 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value}")
-    return value
-
-
-def _check_int(value: Any, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def squared_distances(Xa: Any, Xb: Any, weights: Any) -> np.ndarray:

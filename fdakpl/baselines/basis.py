@@ -7,11 +7,12 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations
+from ..data.integration import integration_weights
+from ..data.validation import check_int, check_number
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..estimators.kpl import integration_weights
 from ..kernels import Gaussian, Kernel
 from ..solvers.closed_form import project_observations
-from ._base import FunctionalBaseline, _check_int, _check_number, curve_inputs
+from ._base import FunctionalBaseline, curve_inputs
 
 __all__ = ["OneBasisEstimator", "TripleBasisEstimator", "basis_coefficients", "random_fourier_features"]
 
@@ -141,7 +142,7 @@ class OneBasisEstimator(_ProjectionBase):
         return Gaussian(1.0) if self.kernel is None else self.kernel
 
     def _check_params(self) -> None:
-        _check_number(self.lam, "lam")
+        check_number(self.lam, "lam")
         if not isinstance(self._kernel(), Kernel):
             raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
 
@@ -238,9 +239,9 @@ class TripleBasisEstimator(_ProjectionBase):
         self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
-        _check_number(self.lam, "lam")
-        _check_number(self.sigma, "sigma")
-        _check_int(self.n_features, "n_features")
+        check_number(self.lam, "lam")
+        check_number(self.sigma, "sigma")
+        check_int(self.n_features, "n_features")
 
     def _input_coefficients(self, Xv: Any, Xw: Any) -> np.ndarray:
         vals, grid, w, _ = curve_inputs(Xv, Xw, self.input_spec_, self._method)

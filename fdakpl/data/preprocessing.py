@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ import scipy.sparse as sp
 import xarray as xr
 from sklearn.utils import check_array
 
+from ..notices import InterpolationWarning, warn
 from .functional import (
     SAMPLE,
     Observations,
@@ -66,10 +66,10 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
                     f"{spec.grid.size} points); interpolate it first, e.g. "
                     f"new.interp({loc}=fitted_grid)"
                 )
-        values = da.values
-        values = _finite_or_interpolate(values, grid, name, interpolate)
+        values = _finite_or_interpolate(da.values, grid, name, interpolate, _labels_of(da))
         w = quadrature_weights(grid)
         return values, w, InputSpec("curve", grid.size, grid=grid, location_dim=loc)
+    labels = _labels_of(X)
     if isinstance(X, xr.DataArray):
         if SAMPLE not in X.dims or X.ndim > 2:
             raise ValueError(f"{name!r} has dims {X.dims}; inputs are scalars (sample), vectors (sample, feature) "
@@ -91,11 +91,12 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
         raise TypeError(f"{name!r} must be numeric; encode categories as numbers (the formula interface does "
                         f"this with C(...)): {err}") from None
     if arr.ndim == 2 and np.isnan(arr).any() and interpolate:
-        arr = _finite_or_interpolate(arr, np.arange(arr.shape[1], dtype=float), name, True)
+        arr = _finite_or_interpolate(arr, np.arange(arr.shape[1], dtype=float), name, True, labels)
     if not np.all(np.isfinite(arr)):
+        rows = np.nonzero(~np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1))[0]
         raise ValueError(
-            f"{name!r} has NaN or infinite values; drop those samples, or pass interpolate_inputs=True "
-            "to fill NaN by linear interpolation along the location dim"
+            f"{name!r} has NaN or infinite values for {_samples_text(rows, labels)}; drop those samples, or pass "
+            "interpolate_inputs=True to fill NaN by linear interpolation along the location dim"
         )
     shape = arr.shape[1:]
     k = shape if len(shape) > 1 else shape[0]
@@ -104,25 +105,37 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
     return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0])
 
 
-def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, interpolate: bool) -> np.ndarray:
+def _samples_text(rows: np.ndarray, labels: np.ndarray | None, limit: int = 10) -> str:
+    """``samples ['2017_1', ...]`` by label when the data have labels, else ``samples at positions [16, ...]``."""
+    more = f" and {rows.size - limit} more" if rows.size > limit else ""
+    if labels is not None:
+        return f"samples {[str(v) for v in labels[rows[:limit]]]}{more}"
+    return f"samples at positions {rows[:limit].tolist()}{more}"
+
+
+def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, interpolate: bool,
+                           labels: np.ndarray | None = None) -> np.ndarray:
     if np.isinf(values).any():
-        raise ValueError(f"{name!r} has infinite values; replace them by NaN or drop those samples")
+        rows = np.nonzero(np.isinf(values).reshape(values.shape[0], -1).any(axis=1))[0]
+        raise ValueError(f"{name!r} has infinite values for {_samples_text(rows, labels)}; replace them by NaN "
+                         "or drop those samples")
     if np.isnan(values).any():
+        rows = np.nonzero(np.isnan(values).reshape(values.shape[0], -1).any(axis=1))[0]
         if not interpolate:
-            rows = np.nonzero(np.isnan(values).any(axis=1))[0]
             raise ValueError(
-                f"{name!r} has NaN for samples at positions {rows[:10].tolist()}; kernels need complete "
+                f"{name!r} has NaN for {_samples_text(rows, labels)}; kernels need complete "
                 "input curves: pass interpolate_inputs=True to fill them by linear interpolation along "
                 "the location dim, or drop those samples"
             )
         n_bad = int(np.isnan(values).sum())
-        warnings.warn(f"{name!r}: filled {n_bad} missing input values by linear interpolation", stacklevel=4)
+        warn(f"{name!r}: filled {n_bad} missing input values of {_samples_text(rows, labels)} by linear "
+             "interpolation (interpolate_inputs=True)", InterpolationWarning)
         values = interpolate_missing(values, grid, name)
     return values
 
 
 def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None = None,
-                   name: str = "X") -> tuple[Any, Any, InputSpec, np.ndarray | None]:
+                   name: str | None = None) -> tuple[Any, Any, InputSpec, np.ndarray | None]:
     """Inputs → (values, quadrature weights, spec, sample labels).
 
     ``X`` may be an array ``(n, p)`` (vectors) or ``(n, T, q)`` (vector-valued
@@ -137,6 +150,8 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
     >>> vals.shape, w, spec.kind
     ((3, 2), None, 'array')
     """
+    if name is None:  # messages name the user's variable: a named DataArray's name, else X
+        name = str(X.name) if isinstance(X, xr.DataArray) and X.name is not None else "X"
     if sp.issparse(X):
         raise TypeError(f"sparse input is not supported: {name} is a sparse matrix; pass {name}.toarray()")
     if isinstance(X, xr.Dataset):

@@ -61,8 +61,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import SAMPLE, Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
+from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, Product, check_spd, make_output_matrix
+from ..solvers.closed_form import sym_sqrt
 
 __all__ = [
     "ApproxKPLRegressor",
@@ -430,7 +432,7 @@ class PrimalDecomposition:
     active: np.ndarray
 
     def _denom(self, lam: float) -> np.ndarray:
-        return np.outer(self.t, self.e) + self.n * _check_lam(lam)
+        return np.outer(self.t, self.e) + self.n * check_lam(lam)
 
     def coef(self, lam: float) -> np.ndarray:
         """Primal weights ``M`` (``r x d``): predicted coefficients are ``z(x)^T M``."""
@@ -439,13 +441,13 @@ class PrimalDecomposition:
     def edf(self, lam: float) -> float:
         """Effective degrees of freedom ``sum_{j, l active} t_j e_l / (t_j e_l + n lam)``."""
         te = np.outer(self.t, self.e[self.active])
-        return float(np.sum(te / (te + self.n * _check_lam(lam))))
+        return float(np.sum(te / (te + self.n * check_lam(lam))))
 
     def rss(self, lam: float) -> float:
         """Coefficient-space residual sum of squares (see :meth:`gcv`)."""
         a = self.active
         te = np.outer(self.t, self.e[a])
-        nl = self.n * _check_lam(lam)
+        nl = self.n * check_lam(lam)
         Q2 = self.Q[:, a] ** 2
         val = float(np.sum(self.yy[a] / self.e[a]) - np.sum(Q2 * (te + 2 * nl) / (te + nl) ** 2))
         return max(val, 0.0)
@@ -489,22 +491,6 @@ class PrimalDecomposition:
         return out
 
 
-def _check_lam(lam: Any) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)):
-        raise TypeError(f"lam must be a number > 0, got {lam!r}")
-    lam = float(lam)
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam must be a finite number > 0, got {lam}")
-    return lam
-
-
-def _sym_sqrt(B: np.ndarray) -> np.ndarray:
-    if np.count_nonzero(B - np.diag(np.diag(B))) == 0:
-        return np.diag(np.sqrt(np.diag(B)))
-    w, Q = np.linalg.eigh(B)
-    return (Q * np.sqrt(w)) @ Q.T
-
-
 def primal_decompose(stats: SufficientStats, G: np.ndarray, B: np.ndarray, e_tol: float = 1e-10) -> PrimalDecomposition:
     """Decompose ``Z^T Z`` and ``B^{1/2} G B^{1/2}`` once for a whole lambda path.
 
@@ -532,7 +518,7 @@ def primal_decompose(stats: SufficientStats, G: np.ndarray, B: np.ndarray, e_tol
     S = stats.ZtZ
     t, P = np.linalg.eigh(0.5 * (S + S.T))
     t = np.clip(t, 0.0, None)
-    Bh = _sym_sqrt(B)
+    Bh = sym_sqrt(B)[0]
     C = Bh @ G @ Bh
     e, V = np.linalg.eigh(0.5 * (C + C.T))
     e = np.clip(e, 0.0, None)
@@ -648,7 +634,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
                 raise ValueError(f"lam must be a number > 0, 'gcv' or a sequence of candidates, got {lam!r}")
             return _DEFAULT_LAMS
         if np.ndim(lam) == 0:
-            _check_lam(lam)
+            check_lam(lam)
             return None
         lams = np.asarray(lam, dtype=float).ravel()
         if lams.size == 0 or not np.all(np.isfinite(lams)) or np.any(lams <= 0):

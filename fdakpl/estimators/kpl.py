@@ -12,7 +12,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import SAMPLE, Observations
+from ..data.integration import integration_weights
 from ..data.preprocessing import MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
+from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
 from ..solvers.closed_form import decompose, project_observations, ridge_coef, ridge_sylvester
@@ -100,41 +102,6 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
     return estimate
 
 
-def integration_weights(obs: Observations, domain: tuple[float, float], mode: str = "auto") -> tuple[np.ndarray, str]:
-    """Per-point weights ``c_ip`` that turn sums over observed points into L2 inner products.
-
-    ``"quadrature"``: trapezoidal weights of the common grid over the domain
-    (fully observed curves); ``"plugin"``: ``|Theta| / m_i``, the paper's
-    plug-in estimator (Definition 4.1) for partially observed curves;
-    ``"auto"``: quadrature when every curve is observed on the whole grid,
-    plug-in otherwise.
-
-    Returns
-    -------
-    weights : numpy.ndarray, shape (N,)
-    mode : str
-        The mode actually used.
-
-    Examples
-    --------
-    >>> obs = Observations.from_dense(np.array([[1.0, np.nan, 2.0]]), np.array([0.0, 0.5, 1.0]))
-    >>> integration_weights(obs, (0.0, 1.0))
-    (array([0.5, 0.5]), 'plugin')
-    """
-    from ..data.functional import quadrature_weights
-
-    if mode not in {"auto", "quadrature", "plugin"}:
-        raise ValueError(f"integration must be 'auto', 'quadrature' or 'plugin', got {mode!r}")
-    if mode == "auto":
-        mode = "quadrature" if obs.fully_observed else "plugin"
-    if mode == "quadrature":
-        if not obs.fully_observed:
-            raise ValueError("integration='quadrature' needs every curve observed on the whole grid; use 'plugin'")
-        assert obs.grid is not None and obs.grid_index is not None
-        return quadrature_weights(obs.grid, domain)[obs.grid_index], mode
-    length = domain[1] - domain[0]
-    return (length / obs.counts)[obs.index], mode
-
 
 class KPLRegressor(RegressorMixin, BaseEstimator):
     """Kernel-based projection learning for functional (curve) responses.
@@ -196,7 +163,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Domain of the response curves; defaults to the range of the
         response locations (``[0, 1]`` for plain arrays).
     interpolate_inputs : bool, default False
-        Fill NaN in input curves by linear interpolation (with a warning)
+        Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
         instead of raising.
     approx : Nystroem or RandomFourierFeatures, optional
         Approximate the kernel by an explicit feature map and solve in primal
@@ -277,11 +244,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         resolve_solver(self.solver, self.loss)
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
-        lam = self.lam
-        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)):
-            raise TypeError(f"lam must be a number > 0, got {lam!r}; choose it with fdakpl.FunctionalRegression")
-        if not np.isfinite(lam) or lam <= 0:
-            raise ValueError(f"lam must be a finite number > 0, got {lam}")
+        check_lam(self.lam, "; choose it with fdakpl.FunctionalRegression")
         if not isinstance(self._kernel(), Kernel):
             raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
 

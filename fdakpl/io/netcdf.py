@@ -295,7 +295,7 @@ def _versions() -> dict[str, str]:
     import scipy
     import sklearn
 
-    from .. import __version__
+    from .._version import __version__
 
     return {"fdakpl_version": __version__, "python_version": platform.python_version(),
             "numpy_version": np.__version__, "xarray_version": xr.__version__, "scipy_version": scipy.__version__,
@@ -351,12 +351,11 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
     ...     f.attrs["fdakpl_formula"], f["fdakpl.model.estimator.coef_"].shape
     ('rcst ~ cca', (100, 21))
     """
-    from ..estimators.kpl import KPLRegressor
-    from ..results.core import FunctionalRegressionResults
-
-    if isinstance(obj, FunctionalRegressionResults):
+    # by the stable class name (the file layer does not import the classes it stores: they call save)
+    name = _class_name(obj)
+    if name == "fdakpl.FunctionalRegressionResults":
         kind, root = _KIND_RESULTS, "model"
-    elif isinstance(obj, KPLRegressor):
+    elif name == "fdakpl.KPLRegressor":
         if not hasattr(obj, "coef_"):
             raise ValueError("this KPLRegressor is not fitted; call fit(X, Y) before save")
         kind, root = _KIND_ESTIMATOR, "estimator"

@@ -10,6 +10,7 @@ import xarray as xr
 
 from ..applicability import bound_applicability, loss_name
 from ..data.functional import SAMPLE, Observations, validate_functional
+from ..data.integration import integration_weights
 from ..diagnostics import (
     dictionary_constants,
     excess_risk_bound,
@@ -17,8 +18,9 @@ from ..diagnostics import (
     lambda_star,
     representation_error,
 )
-from ..estimators.kpl import integration_weights
+from ..notices import InterpolationWarning, said_once
 from .interpretation import InterpretationMixin
+from .permutation import PermutationTestResult
 
 __all__ = ["FunctionalRegressionResults"]
 
@@ -114,15 +116,11 @@ class FunctionalRegressionResults(InterpretationMixin):
         >>> res.predict(ds.isel(sample=[0, 1]), at=[0.0, 0.5, 1.0]).shape
         (2, 3)
         """
-        import warnings
+        from ..data.functional import as_dataset
 
-        from ..formula import _as_dataset
-
-        ds = self.model.data if newdata is None else _as_dataset(newdata)
+        ds = self.model.data if newdata is None else as_dataset(newdata)
         X = self.model.parsed.inputs(ds)
-        with warnings.catch_warnings():
-            if newdata is None:  # already reported when fitting
-                warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
+        with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
             pred = self.estimator.predict(X, at=at)
         if not isinstance(pred, xr.DataArray):
             theta = self.estimator.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
@@ -162,10 +160,10 @@ class FunctionalRegressionResults(InterpretationMixin):
 
     def _at_lam(self):
         if "at_lam" not in self._cache:
-            from ..regression import _criteria
+            from ..selection import lambda_criteria
 
             est = self.estimator
-            self._cache["at_lam"] = (_criteria(est, self.response, np.array([self.lam]))
+            self._cache["at_lam"] = (lambda_criteria(est, self.response, np.array([self.lam]))
                                      if getattr(est, "decomposition_", None) is not None else None)
         return self._cache["at_lam"]
 
@@ -235,9 +233,9 @@ class FunctionalRegressionResults(InterpretationMixin):
             if dec is not None:
                 s, e = dec.s, dec.e
             elif getattr(est, "K_", None) is not None:
-                from ..solvers.closed_form import _sym_sqrt
+                from ..solvers.closed_form import sym_sqrt
 
-                Bh = _sym_sqrt(est.B_)[0]
+                Bh = sym_sqrt(est.B_)[0]
                 s = np.clip(np.linalg.eigvalsh(est.K_), 0.0, None)
                 e = np.clip(np.linalg.eigvalsh(Bh @ est.gram_ @ Bh), 0.0, None)
             else:  # approximate (primal) solvers hold no n x n kernel matrix
@@ -465,14 +463,14 @@ class FunctionalRegressionResults(InterpretationMixin):
         parsed = self.model.parsed
         est = clone(self.estimator).set_params(lam=self.lam)
         Y = self.response
-        est.fit(parsed.inputs(ds.isel(sample=fit)), Y.isel(sample=fit))
-        pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
-        r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
-        newds = ds if newdata is None else newdata
-        from ..formula import _as_dataset
+        from ..data.functional import as_dataset
 
-        newds = _as_dataset(newds)
-        pred = np.asarray(est.predict(parsed.inputs(newds)))
+        newds = as_dataset(ds if newdata is None else newdata)
+        with said_once(quiet=(InterpolationWarning,)):  # the refit's warnings once; interpolation was noted
+            est.fit(parsed.inputs(ds.isel(sample=fit)), Y.isel(sample=fit))
+            pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
+            pred = np.asarray(est.predict(parsed.inputs(newds)))
+        r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
         if kind == "pointwise":
             half = np.array([_conformal_quantile(col[~np.isnan(col)], alpha) for col in r.T])
         else:
@@ -492,7 +490,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         return da(pred - half, "lower"), da(pred + half, "upper"), da(pred, parsed.response)
 
     def permutation_test(self, term: str, n_permutations: int = 199, random_state: Any = 0,
-                         progress: bool | None = None) -> dict[str, Any]:
+                         progress: bool | None = None) -> PermutationTestResult:
         """Permutation test of no association between the response and one term.
 
         The statistic is the exact leave-one-curve-out error at the fitted
@@ -511,8 +509,9 @@ class FunctionalRegressionResults(InterpretationMixin):
 
         Returns
         -------
-        dict
-            ``statistic``, ``null`` (array), ``p_value``, ``term``.
+        PermutationTestResult
+            ``statistic``, ``pvalue``, ``null_distribution`` (as ``scipy.stats`` results), ``term``;
+            ``print()`` it for a readable report.
 
         Examples
         --------
@@ -520,13 +519,13 @@ class FunctionalRegressionResults(InterpretationMixin):
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
         ...                            progress=False).fit()
         >>> out = res.permutation_test("cca", n_permutations=19, progress=False)
-        >>> 0 < out["p_value"] <= 1
-        True
+        >>> out.null_distribution.shape, 0 < out.pvalue <= 1
+        ((19,), True)
         """
         from sklearn.base import clone
 
         from ..progress import progress as bar
-        from ..regression import _criteria
+        from ..selection import lambda_criteria
 
         parsed = self.model.parsed
         if term not in parsed.terms:
@@ -536,23 +535,24 @@ class FunctionalRegressionResults(InterpretationMixin):
                              "solver='eig'")
         X = parsed.inputs(self.model.data)
         Y = self.response
-        t_obs = float(_criteria(self.estimator, Y, np.array([self.lam])).loo[0])
+        t_obs = float(lambda_criteria(self.estimator, Y, np.array([self.lam])).loo[0])
         rng = np.random.default_rng(random_state)
         n = Y.sizes[SAMPLE]
         null = np.empty(n_permutations)
         est = clone(self.estimator).set_params(lam=self.lam)
         show = self.model.progress if progress is None else progress
-        for b in bar(range(n_permutations), desc=f"permutation test ({term})", enabled=show):
-            perm = rng.permutation(n)
-            Xp = dict(X)
-            v = X[term]
-            Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values) if isinstance(v, xr.DataArray)
-                        else np.asarray(v)[perm])
-            est.fit(Xp, Y)
-            null[b] = _criteria(est, Y, np.array([self.lam])).loo[0]
+        with said_once(quiet=(InterpolationWarning,)):  # one warning per cause, not one per refit
+            for b in bar(range(n_permutations), desc=f"permutation test ({term})", enabled=show):
+                perm = rng.permutation(n)
+                Xp = dict(X)
+                v = X[term]
+                Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values)
+                            if isinstance(v, xr.DataArray) else np.asarray(v)[perm])
+                est.fit(Xp, Y)
+                null[b] = lambda_criteria(est, Y, np.array([self.lam])).loo[0]
         p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
-        return {"term": term, "statistic": t_obs, "null": null, "p_value": float(p),
-                "n_permutations": n_permutations}
+        return PermutationTestResult(statistic=t_obs, pvalue=float(p), null_distribution=null, term=term,
+                                     response=parsed.response, n_permutations=n_permutations)
 
 
 def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:

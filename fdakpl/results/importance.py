@@ -98,8 +98,8 @@ class _LooPath:
     """Exact LOO error of the fit's data for any input kernel matrix."""
 
     def __init__(self, res: Any) -> None:
+        from ..data.integration import integration_weights
         from ..data.preprocessing import prepare_response
-        from ..estimators.kpl import integration_weights
 
         est = res.estimator
         obs, info = prepare_response(res.response, None, est.response_info_.domain)

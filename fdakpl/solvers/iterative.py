@@ -59,6 +59,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction
+from ..data.validation import check_lam
 from ..losses import GroundLoss, Square, make_loss
 from ..progress import progress
 from .closed_form import RidgeDecomposition, decompose
@@ -379,15 +380,6 @@ class _Whitened:
         return self.sqrt_s[:, None] * (self.dec.U.T @ A @ self.dec.B_half @ self.dec.V)
 
 
-def _check_lam(lam: Any) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)):
-        raise TypeError(f"lam must be a number > 0, got {lam!r}")
-    lam = float(lam)
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam must be a finite number > 0, got {lam}")
-    return lam
-
-
 def _check_options(max_iter: Any, tol: Any) -> tuple[int, float]:
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
@@ -572,7 +564,7 @@ def kpl_iterative(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: float,
     >>> res.converged, res.coef.shape
     (True, (20, 5))
     """
-    lam = _check_lam(lam)
+    lam = check_lam(lam)
     loss = make_loss(loss)
     max_iter, tol = _check_options(max_iter, tol)
     W = _Whitened(K, B, design)
@@ -611,7 +603,7 @@ def kpl_iterative_path(K: np.ndarray, B: np.ndarray, design: PointDesign, lams: 
     [True, True]
     """
     loss = make_loss(loss)
-    lam_list = [_check_lam(lam) for lam in np.atleast_1d(np.asarray(lams, dtype=object))]
+    lam_list = [check_lam(lam) for lam in np.atleast_1d(np.asarray(lams, dtype=object))]
     if not lam_list:
         raise ValueError("lams is empty; give at least one lambda")
     max_iter, tol = _check_options(max_iter, tol)
@@ -670,7 +662,7 @@ def exact_partial_ridge(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: 
     >>> np.allclose(res.coef, brute_force_partial_ridge(np.eye(2), np.eye(2), design, 0.1))
     True
     """
-    lam = _check_lam(lam)
+    lam = check_lam(lam)
     max_iter, tol = _check_options(max_iter, tol)
     W = _Whitened(K, B, design)
     n = W.n

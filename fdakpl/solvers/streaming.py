@@ -352,9 +352,9 @@ def _tree_sum(parts: list[Any]) -> Any:
 def _compute(obj: Any, enabled: bool | None) -> Any:
     import dask
 
-    from ..progress import _default
+    from ..progress import progress_enabled
 
-    show = _default() if enabled is None else bool(enabled) and _default()
+    show = progress_enabled(enabled)
     ctx: Any = contextlib.nullcontext()
     if show:
         from dask.diagnostics import ProgressBar
