@@ -254,6 +254,13 @@ r_words <- function(msg, context = NULL) {
     rows <- if (is.null(context$all_labels)) pos else match(labels, context$all_labels)
     describe_rows(rows, if (is.null(context$all_labels)) context$labels else context$all_labels)
   }
+  # samples named by label: "samples ['2017_1', '2021_1']" -> "rows 17 (2017_1), 21 (2021_1)"
+  m <- regmatches(msg, regexec("samples \\[('[^']*'(, '[^']*')*)\\]", msg))[[1L]]
+  if (length(m) && !is.null(context$all_labels)) {
+    labels <- gsub("^'|'$", "", strsplit(m[2L], ", ", fixed = TRUE)[[1L]])
+    rows <- match(labels, context$all_labels)
+    if (!anyNA(rows)) msg <- sub(m[1L], paste("rows", describe_rows(rows, context$all_labels)), msg, fixed = TRUE)
+  }
   for (pattern in c("at positions \\[([0-9, ]+)\\]", "\\(row ([0-9]+)\\)")) {
     m <- regmatches(msg, regexec(pattern, msg))[[1L]]
     if (length(m)) {

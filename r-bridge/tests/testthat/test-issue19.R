@@ -212,8 +212,12 @@ test_that("19.9 messages give R's row numbers (1-based) and row names", {
   expect_identical(gap, 17L)
   err <- expect_error(kpl(rcst ~ cca, d, lambda = 1e-2, na.action = na.pass, progress = FALSE),
                       class = "fdakpl_python_error")
-  expect_match(conditionMessage(err), sprintf("in rows 17 (%s)", rownames(d)[17]), fixed = TRUE)
+  expect_match(conditionMessage(err), sprintf("rows 17 (%s)", rownames(d)[17]), fixed = TRUE)
   expect_false(grepl("[16]", conditionMessage(err), fixed = TRUE))
+  # positions and labels in Python's messages both become R rows
+  ctx <- list(labels = c("a", "b", "c"), all_labels = c("z", "a", "b", "c"))
+  expect_identical(fdakpl:::r_words("x at positions [0, 2]; y for samples ['b'] (row 1)", ctx),
+                   "x in rows 2 (a), 4 (c); y for rows 3 (b) (row 3 (b))")
   expect_match(conditionMessage(err), "interpolate_inputs = TRUE", fixed = TRUE)
   fit <- fit_small(rcst ~ cca + pasat, d[-17, ])
   new <- d[15:18, ]
