@@ -10,15 +10,40 @@ from typing import Any
 import numpy as np
 
 from .data.functional import as_dataset, validate_functional
-from .dictionaries import Dictionary, make_dictionary
+from .data.integration import integration_weights
+from .dictionaries import BSpline, Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
 from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
+from .losses import LogCosh, make_loss
 from .notices import InterpolationWarning, distinct, said_once
 from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, lambda_criteria
+from .selection_partial import MAX_POINTS, exact_partial_path
 
-__all__ = ["FunctionalRegression"]
+__all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
+#: responses observed at fewer points per curve (median) than this are "sparse" (the default dictionary's size)
+SPARSE_POINTS = 21
+#: atoms of the default dictionary for sparse responses (a cubic B-spline basis; benchmarks/sparse_responses.py)
+SPARSE_ATOMS = 8
+
+
+def is_sparse(counts: np.ndarray, n_locations: int) -> bool:
+    """Whether responses observed at ``counts`` points per curve, among ``n_locations`` distinct locations, are sparse.
+
+    Sparse: on median, a curve is observed at fewer than ``SPARSE_POINTS``
+    points (the size of the default dictionary) and at fewer than half of the
+    distinct locations. The plug-in inner products of such a curve with the
+    atoms are too noisy; the front end then fits the exact partial ridge on a
+    small B-spline dictionary (``benchmarks/sparse_responses.py``).
+
+    Examples
+    --------
+    >>> is_sparse(np.array([3, 5, 8]), 16), is_sparse(np.array([55, 50, 55]), 55), is_sparse(np.array([13, 14]), 15)
+    (True, False, False)
+    """
+    median = float(np.median(np.asarray(counts)))
+    return bool(median < SPARSE_POINTS and median < 0.5 * n_locations)
 
 
 class FunctionalRegression:
@@ -155,13 +180,18 @@ class FunctionalRegression:
             base.update(self.kernels)
         return base
 
-    def _routing(self, fully_observed: bool) -> tuple[str, str]:
-        loss_name = self.loss if isinstance(self.loss, str) else type(self.loss).__name__.lower()
-        square = loss_name in {"square", "squared", "l2"}
+    def _routing(self, fully_observed: bool, sparse: bool = False) -> tuple[str, str]:
+        loss = make_loss(self.loss)
+        loss_name = loss.name if isinstance(self.loss, str) else type(self.loss).__name__.lower()
+        square = loss.is_square
         solver = self.solver
         if solver == "auto":
             if square and fully_observed:
                 return "eig", "square loss, fully observed responses: closed-form ridge (Prop. 4.2)"
+            if square and sparse:
+                return "exact_partial", ("square loss, sparse responses (on median a curve has under "
+                                         f"{SPARSE_POINTS} points and under half the locations): exact partial "
+                                         "ridge (ridge-iter-KPL, section 4.3)")
             if square:
                 return "eig", "square loss, partially observed responses: plug-in ridge estimator (Def. 4.1)"
             return "iterative", f"{loss_name} loss: iterative solver (L-BFGS-B, section 4.3)"
@@ -177,12 +207,13 @@ class FunctionalRegression:
             raise ValueError(f"solver={solver!r} solves the square loss only; use solver='iterative' for {loss_name}")
         return solver, reasons[solver]
 
-    def _estimator(self, kernel: Kernel, solver: str, lam: Any) -> KPLRegressor:
-        est = KPLRegressor(dictionary=self._dictionary(), kernel=kernel, output_matrix=self.output_matrix, lam=lam,
-                           center=self.center, solver="eig", interpolate_inputs=self.interpolate_inputs,
-                           domain=self.domain)
+    def _estimator(self, kernel: Kernel, solver: str, lam: Any, loss: Any = None,
+                   dictionary: Any = None) -> KPLRegressor:
+        est = KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
+                           output_matrix=self.output_matrix, lam=lam, center=self.center, solver="eig",
+                           interpolate_inputs=self.interpolate_inputs, domain=self.domain)
         params = est.get_params(deep=False)
-        extra: dict[str, Any] = {"loss": self.loss, "solver": solver}
+        extra: dict[str, Any] = {"loss": self.loss if loss is None else loss, "solver": solver}
         if self.approx is not None:
             extra["approx"] = self.approx
         return est.set_params(**{k: v for k, v in extra.items() if k in params})
@@ -207,9 +238,7 @@ class FunctionalRegression:
                       if isinstance(k, Gaussian) else k for t, k in kernels.items()}
                 opts.append(combine_kernels(ks, self.parsed.terms, self.combine))
             out["kernel"] = opts
-        if "gamma" in grid:
-            from .losses import LogCosh
-
+        if "gamma" in grid:  # logcosh's gamma (relative to the responses' scale, as the default loss's)
             out["loss"] = [LogCosh(float(g)) for g in grid.pop("gamma")]
         if grid:
             out.update({k: list(v) for k, v in grid.items()})  # raw KPLRegressor parameters
@@ -234,8 +263,14 @@ class FunctionalRegression:
         ds = self.data
         Y = validate_functional(ds[self.parsed.response], self.parsed.response)
         X = self.parsed.inputs(ds)
-        fully = not bool(np.isnan(Y.values).any())
-        solver, reason = self._routing(fully)
+        observed = ~np.isnan(Y.values)
+        fully = bool(observed.all())
+        sparse = is_sparse(observed.sum(axis=1), int(observed.any(axis=0).sum()))
+        solver, reason = self._routing(fully, sparse)
+        dictionary = self._dictionary()
+        if sparse and isinstance(dictionary, str) and dictionary == "auto":
+            dictionary = BSpline(SPARSE_ATOMS)
+            reason = f"{reason}; sparse responses: default dictionary BSpline({SPARSE_ATOMS})"
         kernels = self._term_kernels()
         kernel = combine_kernels(kernels, self.parsed.terms, self.combine)
         lam_spec = self.lam
@@ -262,14 +297,14 @@ class FunctionalRegression:
                     raise ValueError(f"lam={lam_spec!r} is not available with approx=: the approximate (primal) "
                                      "solver chooses lambda by GCV from its sufficient statistics; use lam='gcv', "
                                      "a number or a grid")
-                est = self._estimator(kernel, solver, grid if how == "gcv" else lam_value)
+                est = self._estimator(kernel, solver, grid if how == "gcv" else lam_value, dictionary=dictionary)
                 est.fit(X, Y)
                 fitted_approx = est.approx_
                 lam_value = float(fitted_approx.lam_)
                 edge = how == "gcv" and check_edge(grid, int(np.argmin(fitted_approx.gcv_)), "gcv", stacklevel=4)
                 reason = f"{reason}; input kernel approximated: {fitted_approx.approx_description_}"
             elif how == "cv":
-                est0 = self._estimator(kernel, solver, float(grid[0]))
+                est0 = self._estimator(kernel, solver, float(grid[0]), dictionary=dictionary)
                 pg = self._cv_param_grid(kernels)
                 cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,
                                        random_state=self.random_state, n_jobs=self.n_jobs,
@@ -279,14 +314,32 @@ class FunctionalRegression:
                 est = est0.set_params(**best, lam=lam_value)
                 edge = check_edge(grid, cv_result["best_index"][1], "cv", stacklevel=4)
             else:
-                est = self._estimator(kernel, solver, float(grid[0]) if how != "fixed" else lam_value)
-                if how in {"gcv", "loo"}:
-                    proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]))
+                est = self._estimator(kernel, solver, float(grid[0]) if how != "fixed" else lam_value,
+                                      dictionary=dictionary)
+                n_points = int(np.sum(observed))
+                exact_path = solver == "exact_partial" or (solver == "iterative" and sparse)
+                if how in {"gcv", "loo"} and exact_path and n_points <= MAX_POINTS:
+                    # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path); for a robust
+                    # loss on sparse responses it is the square-loss stand-in (per-point losses, like the iterative fit)
+                    proxy = self._estimator(kernel, "eig", float(grid[0]), loss="square", dictionary=dictionary)
+                    proxy.fit(X, Y)
+                    criteria, lam_value, how, edge = _exact_partial_choice(proxy, Y, grid, how, sparse, notes)
+                    if solver == "iterative":
+                        lam_value *= _curvature_ratio(self.loss)
+                        notes.append(f"lambda chosen by {how.upper()} of the exact partial square-loss ridge, a "
+                                     f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
+                    est.set_params(lam=lam_value).fit(X, Y)
+                elif how in {"gcv", "loo"}:
+                    # the stand-in is the square-loss closed form (the closed forms solve no other loss)
+                    proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]), loss="square",
+                                                                        dictionary=dictionary)
                     proxy.fit(X, Y)
                     criteria = lambda_criteria(proxy, Y, grid, loo=how == "loo")
                     idx, lam_value = criteria.best(how)
                     edge = check_edge(grid, idx, how, stacklevel=4)
                     if solver != "eig":
+                        # a loss curving like c a^2 near 0 matches the square loss's fit at lambda * c
+                        lam_value *= _curvature_ratio(self.loss)
                         notes.append(f"lambda chosen by {how.upper()} of the closed-form ridge, a proxy for "
                                      f"solver={solver!r}; use lam='cv' for a direct choice")
                     if solver == "eig":
@@ -307,6 +360,18 @@ class FunctionalRegression:
         )
 
 
+def _curvature_ratio(loss: Any) -> float:
+    """``l''(0) / 2`` of a ground loss: its quadratic part relative to the square loss ``a**2`` (1 for the square).
+
+    Examples
+    --------
+    >>> _curvature_ratio("square"), _curvature_ratio("logcosh(3)"), _curvature_ratio("huber")
+    (1.0, 1.5, 0.5)
+    """
+    zero = np.zeros(1)
+    return float(make_loss(loss).second_derivative(zero, zero)[0]) / 2.0
+
+
 def _set_lambda(est: KPLRegressor, lam: float) -> None:
     """Move a fitted closed-form estimator to another lambda (exactly what a refit would give)."""
     from .solvers.closed_form import ridge_coef
@@ -315,3 +380,34 @@ def _set_lambda(est: KPLRegressor, lam: float) -> None:
     est.coef_ = ridge_coef(est.decomposition_, float(lam))
     est.coef_B_ = est.coef_ @ est.B_
 
+
+def _exact_partial_choice(fitted: KPLRegressor, Y: Any, grid: np.ndarray, how: str, sparse: bool,
+                          notes: list[str]) -> tuple[Any, float, str, bool]:
+    """Lambda of the exact partial ridge by its own exact path (GCV or leave-one-curve-out).
+
+    ``fitted`` is any fit with the final kernel, dictionary, ``B`` and centre (they do not depend on the
+    solver). For sparse responses GCV is replaced by leave-one-curve-out (with a note): GCV leaves out
+    single points of curves whose few other points stay in, and on sparsified DTI it undersmoothed (worse
+    than the training mean, ``benchmarks/sparse_responses.py``); the exact curve-level criterion costs the same.
+
+    Returns
+    -------
+    criteria : PathCriteria
+    lam : float
+    how : str
+        The criterion used.
+    edge : bool
+    """
+    from .data.preprocessing import prepare_response
+
+    obs, info = prepare_response(Y, None, fitted.response_info_.domain)
+    if fitted.mean_ is not None:
+        obs = obs.with_values(obs.value - fitted.mean_(obs.location))
+    w, _ = integration_weights(obs, info.domain, fitted.integration_)
+    criteria = exact_partial_path(fitted.K_, fitted.B_, fitted.dictionary_.evaluate(obs.location), obs, w, grid)
+    if how == "gcv" and sparse:
+        how = "loo"
+        notes.append("sparse responses: lambda by exact leave-one-curve-out instead of GCV, which leaves out "
+                     "single points and undersmooths (benchmarks/sparse_responses.py)")
+    idx, lam = criteria.best(how)
+    return criteria, lam, how, check_edge(grid, idx, how, stacklevel=5)

@@ -199,7 +199,7 @@ for split in range(3):
         if name == "ridge-KPL":
             lam = lams[best]
     t0 = time.perf_counter()
-    robust = [lambda g=g, lam=lam: kpl(lam * g / 2, LogCosh(g)) for g in gammas]
+    robust = [lambda g=g, lam=lam: kpl(lam * g / 2, LogCosh(g, relative=False)) for g in gammas]
     table["logcosh-KPL"].append(mse(robust[cv_pick(robust, tr)](), tr, te))
     times["logcosh-KPL"] += time.perf_counter() - t0
 print(f"{'method':12s} {'test MSE':>18s} {'time (s)':>9s}")

@@ -98,7 +98,7 @@ def run(kind, level, seed):
         "ridge-iter-KPL": pick(lambda lam: KPLRegressor(Fourier(15), kernel, lam=lam, solver="exact_partial"),
                                grid, train) if partial else None,
         "logcosh-KPL": pick(lambda lam: KPLRegressor(Fourier(15), kernel, lam=lam * gamma / 2,
-                                                     loss=LogCosh(gamma)), grid, train),
+                                                     loss=LogCosh(gamma, relative=False)), grid, train),
         "FKRR": pick(lambda lam: FunctionalKRR(kernel, Laplace(0.5), lam=lam, interpolate_inputs=True), grid, train),
     }
     out = {k: (mse(m, test) if m is not None else np.nan) for k, m in models.items()}

@@ -826,11 +826,8 @@ def _subsample(n: int, size: int, random_state: Any) -> np.ndarray:
 
 
 def _mean_function(grid: np.ndarray, sums: np.ndarray, counts: np.ndarray, domain: tuple[float, float]) -> MeanFunction:
-    """The :class:`MeanFunction` of the pointwise means ``sums / counts`` on ``grid``."""
-    ok = counts > 0
-    cols = np.nonzero(ok)[0]
-    pseudo = Observations(np.zeros(cols.size, dtype=np.intp), grid[cols], sums[ok] / counts[ok], 1, grid, cols)
-    return MeanFunction(pseudo, domain)
+    """The :class:`MeanFunction` of the observed values from their ``sums`` and ``counts`` on ``grid``."""
+    return MeanFunction.from_sums(grid, sums, counts, domain)
 
 
 def _warn_unsupported_atoms(q: int, G: np.ndarray) -> None:

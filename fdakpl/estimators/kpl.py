@@ -13,12 +13,20 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import SAMPLE, Observations
 from ..data.integration import integration_weights
-from ..data.preprocessing import MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
+from ..data.preprocessing import (
+    MeanFunction,
+    center_responses,
+    check_same_samples,
+    n_samples_of,
+    prepare_inputs,
+    prepare_response,
+    response_scale,
+)
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
 from ..solvers.closed_form import decompose, project_observations, ridge_coef, ridge_sylvester
-from ..solvers.iterative import loss_location, point_design, resolve_solver, solve_kpl
+from ..solvers.iterative import point_design, resolve_solver, solve_kpl
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
@@ -130,8 +138,10 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Centre the responses with the training mean function (as in the
         paper) and add it back to predictions. With a loss other than the
         square loss the centre is the pointwise location that minimises the
-        loss (:func:`fdakpl.solvers.iterative.loss_location`; median-like for
-        logcosh), so that outliers do not leak into it.
+        loss (median-like for logcosh), so that outliers do not leak into it.
+        Both go through :func:`fdakpl.data.preprocessing.center_responses`: per
+        grid point on a common grid; in bins smoothed by a spline for
+        irregular sampling (locations seen once, e.g. sparse long data).
     solver : {"auto", "eig", "sylvester", "exact_partial", "iterative"}
         ``"eig"``: the plug-in closed form by eigendecompositions (whole
         lambda path; stable for singular Gram matrices), the fastest;
@@ -153,6 +163,9 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         ``"square"``, ``"logcosh"`` / ``"logcosh(gamma)"`` (robust to
         outliers: the paper's logcosh-KPL), ``"huber(delta)"``,
         ``"pseudo_huber(delta)"``, or a :class:`~fdakpl.losses.GroundLoss`.
+        The robust losses' parameters are relative to the robust scale of the
+        responses by default (``response_scale_``; see :mod:`fdakpl.losses`),
+        so the fitted model does not depend on the unit of the response.
     solver_options : dict, optional
         Options of the iterative solvers: ``max_iter``, ``tol``, ``warn``
         (both), ``memory``, ``init`` (``"iterative"``).
@@ -193,6 +206,10 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
     solver_ : str
         The solver used (``"auto"`` resolved).
     loss_ : GroundLoss
+        The loss fitted, at the responses' scale when its parameter is relative.
+    response_scale_ : float or None
+        Robust scale of the responses (:func:`fdakpl.data.preprocessing.response_scale`)
+        for a loss with a relative parameter, else None.
     n_iter_ : int
         Iterations of the iterative solvers (0 for the closed forms).
     converged_ : bool
@@ -288,13 +305,12 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
         dom = info.domain
 
-        # centring
-        if self.center:
-            self.mean_ = MeanFunction(obs, dom) if self.loss == "square" else loss_location(obs, dom, self.loss)
-            obs_c = obs.with_values(obs.value - self.mean_(obs.location))
-        else:
-            self.mean_ = None
-            obs_c = obs
+        # loss at the scale of the responses (unit-free parameters), then centring: one step for every loss
+        self.solver_, loss = resolve_solver(self.solver, self.loss)
+        self.response_scale_ = response_scale(obs, dom) if loss.relative else None
+        self.loss_ = loss if self.response_scale_ is None else loss.at_scale(self.response_scale_)
+        self.mean_, obs_c = center_responses(obs, dom, self.center,
+                                             None if self.loss_.is_square else self.loss_.derivative)
 
         # dictionary, Gram, B
         dic = self._make_dictionary(obs_c).fit(obs_c, domain=dom)
@@ -312,7 +328,6 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.X_fit_, self.X_weights_ = Xv, Xw
         self.nu_ = N
 
-        self.solver_, self.loss_ = resolve_solver(self.solver, self.loss)
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
         if self.solver_ == "eig":
             self.decomposition_ = decompose(K, G, B, N)

@@ -188,11 +188,18 @@ class FunctionalRegressionResults(InterpretationMixin):
 
     @property
     def r2(self) -> float:
-        """Integrated R^2 over all observed points (against the pointwise training mean)."""
-        Y = self.response.values
+        """Integrated R^2 over all observed points, against the training mean curve.
+
+        The mean curve follows the centring rule (:func:`fdakpl.data.preprocessing.location_cells`):
+        pointwise on a common grid, binned and smoothed for irregular (sparse) sampling, where a
+        pointwise mean would copy each location's single value and leave nothing to explain.
+        """
+        from ..data.preprocessing import MeanFunction
+
+        obs = self._obs()
         r = self.resid.values
-        tot = np.nansum((Y - np.nanmean(Y, axis=0)) ** 2)
-        return float(1.0 - np.nansum(r**2) / tot)
+        tot = float(np.sum((obs.value - MeanFunction(obs, self.estimator.response_info_.domain)(obs.location)) ** 2))
+        return float(1.0 - np.nansum(r**2) / tot) if tot > 0 else float("nan")
 
     @property
     def r2_pointwise(self) -> xr.DataArray:

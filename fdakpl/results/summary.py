@@ -213,9 +213,9 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
     r2p = res.r2_pointwise.values
     fit_rows = [
         ("Integrated R2", _zero(res.r2, 1.0)),
-        ("Pointwise R2 min", _zero(np.nanmin(r2p), 1.0)),
-        ("Pointwise R2 median", _zero(np.nanmedian(r2p), 1.0)),
-        ("Pointwise R2 max", _zero(np.nanmax(r2p), 1.0)),
+        ("Pointwise R2 min", _zero(np.nanmin(r2p), 1.0) if np.isfinite(r2p).any() else np.nan),  # sparse: no
+        ("Pointwise R2 median", _zero(np.nanmedian(r2p), 1.0) if np.isfinite(r2p).any() else np.nan),  # location
+        ("Pointwise R2 max", _zero(np.nanmax(r2p), 1.0) if np.isfinite(r2p).any() else np.nan),  # seen twice
         ("Training MSE", _zero(res.train_mse, float(np.nanvar(Y.values)))),
         ("Effective dof", res.edf),
     ]

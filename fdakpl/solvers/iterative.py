@@ -58,7 +58,6 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from ..data.functional import Observations
-from ..data.preprocessing import MeanFunction
 from ..data.validation import check_lam
 from ..losses import GroundLoss, Square, make_loss
 from ..progress import progress
@@ -72,7 +71,6 @@ __all__ = [
     "kpl_iterative",
     "kpl_iterative_path",
     "kpl_objective",
-    "loss_location",
     "point_design",
     "resolve_solver",
     "solve_kpl",
@@ -795,72 +793,3 @@ def solve_kpl(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: float, sol
     if solver == "exact_partial":
         return exact_partial_ridge(K, B, design, lam, **options)
     return kpl_iterative(K, B, design, lam, loss, **options)
-
-
-def loss_location(obs: Observations, domain: tuple[float, float], loss: Any) -> MeanFunction:
-    """Centring curve for a robust loss: the pointwise location ``mu(theta) = argmin_mu sum_i l(y_i(theta), mu)``.
-
-    The square loss gives the pointwise mean (:class:`~fdakpl.data.preprocessing.MeanFunction`,
-    returned unchanged); logcosh with a large ``gamma`` approaches the
-    pointwise median, so outlying observations do not leak into the centring
-    (with the mean, one wild point shifts every curve's centre). Same grid,
-    binning and interpolation as :class:`~fdakpl.data.preprocessing.MeanFunction`;
-    the location at each grid point (or bin) is found by bisection on
-    ``sum_i l'(y_i, mu) = 0`` between the smallest and largest observed value
-    (exact for convex losses; the mean is kept where the derivative does not
-    change sign there).
-
-    Parameters
-    ----------
-    obs : Observations
-    domain : (float, float)
-    loss : str or GroundLoss
-
-    Returns
-    -------
-    MeanFunction
-
-    Examples
-    --------
-    >>> obs = Observations.from_dense(np.array([[0.0], [1.0], [2.0], [3.0], [100.0]]), np.array([0.5]))
-    >>> mean, robust = loss_location(obs, (0.0, 1.0), "square"), loss_location(obs, (0.0, 1.0), "logcosh(50)")
-    >>> float(mean(0.5)), round(float(robust(0.5)), 6)
-    (21.2, 2.0)
-    """
-    loss = make_loss(loss)
-    mf = MeanFunction(obs, domain)
-    if isinstance(loss, Square):
-        return mf
-    grid = mf.grid
-    if obs.grid is not None and obs.grid_index is not None:
-        cols = np.asarray(obs.grid_index, dtype=np.intp)
-    elif np.unique(obs.location).size <= 512:
-        cols = np.searchsorted(grid, obs.location)
-    else:
-        edges = np.linspace(domain[0], domain[1], grid.size + 1)
-        cols = np.clip(np.searchsorted(edges, obs.location, side="right") - 1, 0, grid.size - 1)
-    k = grid.size
-    cnt = np.bincount(cols, minlength=k)
-    ok = cnt > 0
-    lo = np.full(k, np.inf)
-    hi = np.full(k, -np.inf)
-    np.minimum.at(lo, cols, obs.value)
-    np.maximum.at(hi, cols, obs.value)
-    lo[~ok] = hi[~ok] = 0.0
-
-    def dsum(mu: np.ndarray) -> np.ndarray:
-        return np.bincount(cols, weights=loss.derivative(obs.value, mu[cols]), minlength=k)
-
-    d_lo, d_hi = dsum(lo), dsum(hi)
-    bracket = ok & (d_lo <= 0) & (d_hi >= 0)
-    for _ in range(64):
-        mid = 0.5 * (lo + hi)
-        up = dsum(mid) < 0
-        lo = np.where(up, mid, lo)
-        hi = np.where(up, hi, mid)
-    vals = mf.values.copy()
-    vals[bracket] = 0.5 * (lo + hi)[bracket]
-    if not ok.all():
-        vals[~ok] = np.interp(grid[~ok], grid[ok], vals[ok])
-    mf.values = vals
-    return mf
