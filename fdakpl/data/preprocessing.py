@@ -34,8 +34,8 @@ from .functional import (
 )
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
-           "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs", "prepare_response",
-           "response_scale"]
+           "check_same_samples", "location_cells", "masked_to_nan", "n_samples_of", "prepare_inputs",
+           "prepare_response", "response_scale"]
 
 
 @dataclass
@@ -57,6 +57,22 @@ def _is_curve(X: Any) -> bool:
     return loc in X.coords and np.issubdtype(X[loc].dtype, np.number)
 
 
+def masked_to_nan(values: Any) -> Any:
+    """A numpy masked array → float array with NaN at the masked entries; anything else unchanged.
+
+    ``np.asarray`` drops the mask of a masked array (netCDF4 returns them), which would let the
+    hidden values into the fit; NaN is how fdakpl marks a value as missing.
+
+    Examples
+    --------
+    >>> masked_to_nan(np.ma.masked_array([1.0, 99.0], mask=[False, True]))
+    array([ 1., nan])
+    """
+    if isinstance(values, np.ma.MaskedArray):
+        return np.ma.filled(np.ma.asarray(values, dtype=float), np.nan)
+    return values
+
+
 def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> tuple[np.ndarray, Any, InputSpec]:
     if _is_curve(X):
         da = validate_functional(X, name)
@@ -73,6 +89,7 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
         w = quadrature_weights(grid)
         return values, w, InputSpec("curve", grid.size, grid=grid, location_dim=loc)
     labels = _labels_of(X)
+    X = masked_to_nan(X)
     if isinstance(X, xr.DataArray):
         if SAMPLE not in X.dims or X.ndim > 2:
             raise ValueError(f"{name!r} has dims {X.dims}; inputs are scalars (sample), vectors (sample, feature) "
@@ -242,7 +259,7 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
                             (float(dom[0]), float(dom[1])))
     else:
         try:
-            arr = np.asarray(Y, dtype=float)
+            arr = np.asarray(masked_to_nan(Y), dtype=float)
         except (TypeError, ValueError):
             raise TypeError(f"{name} must be numeric, got {type(Y).__name__}") from None
         kind = "vector" if arr.ndim == 1 else "array"
