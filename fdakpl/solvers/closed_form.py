@@ -32,6 +32,7 @@ __all__ = [
     "project_observations",
     "ridge_coef",
     "ridge_sylvester",
+    "sym_sqrt",
 ]
 
 
