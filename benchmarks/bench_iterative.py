@@ -154,4 +154,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # one BLAS thread: timings comparable on a shared machine (issue 14)
+        main()

@@ -12,8 +12,8 @@ lambda grid and the test error at every lambda are computed in closed form. Sele
 rules (criterion x sub-grid) are then evaluated offline on the same numbers: the
 test error of the (width, b, lambda) each rule picks, and the oracle (best in hindsight).
 
-Writes ``benchmarks/results/tuning_grids.json``. Run (a few minutes, one core):
-``OMP_NUM_THREADS=1 python benchmarks/tuning_grids.py``. Paired differences against the mgcv
+Writes ``benchmarks/results/tuning_grids.json``. Run (a few minutes, one core; the script pins BLAS to
+one thread): ``python benchmarks/tuning_grids.py``. Paired differences against the mgcv
 reference need its per-split errors from ``benchmarks/accuracy.py`` (``results/accuracy.json``,
 or the file named by ``FDAKPL_ACCURACY_JSON``). ``FDAKPL_TUNING_CACHE=<file>.npz`` stores (or
 reuses) the per-split criterion and error arrays.
@@ -191,4 +191,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # one BLAS thread: timings comparable on a shared machine (issue 14)
+        main()
