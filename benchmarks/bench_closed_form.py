@@ -26,6 +26,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _results import write_results
+from threadpoolctl import threadpool_limits
 
 from fdakpl import Fourier, Gaussian, KPLRegressor, Wavelet, datasets
 from fdakpl.solvers.closed_form import ridge_coef
@@ -105,6 +107,7 @@ print(json.dumps({{"peak_traced_MiB": peak / 2**20, "data_MiB": data_mb, "baseli
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@threadpool_limits.wrap(limits=1)  # one BLAS thread: timings comparable on a shared machine
 def main() -> None:
     warnings.simplefilter("ignore")
     res: dict = {"machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(),
@@ -156,14 +159,8 @@ def main() -> None:
                     "lambda_path_50_with_predictions_s": t_big["median"],
                     "lambda_path_50_with_predictions_min_s": t_big["min"], "repeat": 5, "target_s": 3}
     res["memory_n5000"] = {"n": 5000, "n_locations": 100, "n_atoms": 63, **peak_memory_subprocess(5000, 100, 31)}
-    res["machine"]["loadavg_at_end"] = os.getloadavg()
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps(res, indent=2))
-    print(json.dumps(res, indent=2))
+    write_results(OUT, res)
 
 
 if __name__ == "__main__":
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):  # one BLAS thread: timings comparable on a shared machine
-        main()
+    main()

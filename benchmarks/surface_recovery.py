@@ -31,6 +31,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from fdakpl import BSpline, FunctionalRegression, Linear, datasets
 from fdakpl.data.functional import quadrature_weights
@@ -143,6 +144,7 @@ def summarise(rows: list[dict], keys: list[str]) -> dict:
     return out
 
 
+@threadpool_limits.wrap(limits=1)  # one BLAS thread: timings comparable on a shared machine
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--part", default="all", choices=["recovery", "coverage", "all"])
@@ -173,7 +175,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):  # one BLAS thread: timings comparable on a shared machine (issue 14)
-        main()
+    main()

@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from fdakpl import FunctionalRegression, datasets
 from fdakpl.data.preprocessing import prepare_inputs
@@ -102,6 +103,7 @@ def pick(crit: np.ndarray, err: np.ndarray, wi: np.ndarray, bi: np.ndarray, li: 
     return float(err[wi[i], bi[j], li[k]]), (float(WIDTHS[wi[i]]), float(BS[bi[j]]), float(LAMS[li[k]]))
 
 
+@threadpool_limits.wrap(limits=1)  # one BLAS thread: timings comparable on a shared machine
 def main() -> None:
     warnings.simplefilter("ignore")
     ds = datasets.dti_first_visits()
@@ -191,7 +193,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):  # one BLAS thread: timings comparable on a shared machine (issue 14)
-        main()
+    main()

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
 from accuracy import fit_fdakpl, fit_mean
@@ -36,6 +37,7 @@ MODELS = {
 }
 
 
+@threadpool_limits.wrap(limits=1)  # one BLAS thread: timings comparable on a shared machine
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--datasets", default="aemet,emotion,poblenou")
@@ -80,7 +82,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):  # one BLAS thread: timings comparable on a shared machine (issue 14)
-        main()
+    main()
