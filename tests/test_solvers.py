@@ -146,3 +146,12 @@ def test_grid_and_point_projection_agree(rng):
 def test_lambda_must_be_positive(rng):
     with pytest.raises(ValueError, match="lam must be"):
         ridge_coef(decompose(np.eye(2), np.eye(1), np.eye(1), np.ones((2, 1))), 0.0)
+
+
+def test_masked_inputs_count_as_missing(rng):
+    """A masked input value is missing (the NaN error), never the number behind the mask."""
+    X, Y, grid = make_problem(rng, n=20, m=30)
+    mask = np.zeros(X.shape, dtype=bool)
+    mask[3, 1] = True
+    with pytest.raises(ValueError, match=r"has NaN or infinite values for samples at positions \[3\]"):
+        KPLRegressor(dictionary=Fourier(3)).fit(np.ma.masked_array(X, mask=mask), Y, locations=grid)

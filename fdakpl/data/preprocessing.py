@@ -28,13 +28,14 @@ from .functional import (
     Observations,
     interpolate_missing,
     location_dim,
+    masked_to_nan,
     observations_from_long,
     quadrature_weights,
     validate_functional,
 )
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
-           "check_same_samples", "location_cells", "masked_to_nan", "n_samples_of", "prepare_inputs",
+           "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs",
            "prepare_response", "response_scale"]
 
 
@@ -55,22 +56,6 @@ def _is_curve(X: Any) -> bool:
         return False
     loc = next(d for d in X.dims if d != SAMPLE)
     return loc in X.coords and np.issubdtype(X[loc].dtype, np.number)
-
-
-def masked_to_nan(values: Any) -> Any:
-    """A numpy masked array → float array with NaN at the masked entries; anything else unchanged.
-
-    ``np.asarray`` drops the mask of a masked array (netCDF4 returns them), which would let the
-    hidden values into the fit; NaN is how fdakpl marks a value as missing.
-
-    Examples
-    --------
-    >>> masked_to_nan(np.ma.masked_array([1.0, 99.0], mask=[False, True]))
-    array([ 1., nan])
-    """
-    if isinstance(values, np.ma.MaskedArray):
-        return np.ma.filled(np.ma.asarray(values, dtype=float), np.nan)
-    return values
 
 
 def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> tuple[np.ndarray, Any, InputSpec]:
