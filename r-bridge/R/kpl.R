@@ -21,7 +21,7 @@ names_context <- function(spec) {
   stats::setNames(lapply(parts, `[[`, "label"), vapply(parts, `[[`, character(1), "name"))
 }
 
-kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, lambda = "gcv",
+kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, lambda = "loo",
                 loss = "square", output_matrix = NULL, combine = c("product", "sum"), center = TRUE,
                 solver = "auto", interpolate_inputs = FALSE, grid = NULL, subset = NULL, na.action = NULL, ...) {
   cl <- match.call()

@@ -107,7 +107,8 @@ as.data.frame.kpl <- function(x, row.names = NULL, optional = FALSE, ...) {
   out
 }
 
-plot.kpl <- function(x, which = c("fit", "residuals"), samples = NULL, col = NULL, ...) {
+plot.kpl <- function(x, which = c("fit", "residuals"), samples = NULL, col = NULL, type = NULL, ...) {
+  if (identical(type, "surface")) return(plot_surface(x, ...))
   which <- match.arg(which)
   if (is.null(samples)) samples <- seq_len(min(4L, x$n))
   if (is.character(samples)) {
