@@ -139,8 +139,24 @@ def write_report(payload: dict[str, Any], md: Path, png: Path) -> None:
     figure(payload, png)
 
 
-if __name__ == "__main__":  # regenerate the table and figure from a JSON
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """One payload from several runs on different data sets (e.g. run in two processes); machines listed."""
+    runs = [json.loads(p.read_text()) for p in paths]
+    out = dict(runs[0])
+    out["datasets"] = {k: v for r in runs for k, v in r["datasets"].items()}
+    out["runs"] = [{"command": r.get("command"), "machine": r["machine"], "seconds": r.get("seconds"),
+                    "datasets": list(r["datasets"])} for r in runs]
+    out["command"] = " ; ".join(str(r.get("command")) for r in runs)
+    out["seconds"] = sum(r.get("seconds", 0.0) for r in runs)
+    return out
+
+
+if __name__ == "__main__":
+    # python accuracy_report.py RESULT.json            regenerate the table and figure of RESULT.json
+    # python accuracy_report.py RESULT.json A.json B.json   merge runs A and B into RESULT.json first
     path = Path(sys.argv[1])
+    if len(sys.argv) > 2:
+        path.write_text(json.dumps(merge([Path(p) for p in sys.argv[2:]]), indent=1))
     data = json.loads(path.read_text())
     write_report(data, path.with_suffix(".md"), path.with_suffix(".png"))
     print(path.with_suffix(".md").read_text())
