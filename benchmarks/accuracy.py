@@ -54,8 +54,8 @@ from accuracy_report import summarise, write_report  # noqa: E402
 
 import fdakpl  # noqa: E402
 from fdakpl import FunctionalRegression  # noqa: E402
+from fdakpl.data.functional import interpolate_missing  # noqa: E402
 from fdakpl.formula import default_kernels  # noqa: E402
-from fdakpl.functional import interpolate_missing  # noqa: E402
 from fdakpl.kernels import Gaussian  # noqa: E402
 from fdakpl.progress import progress  # noqa: E402
 

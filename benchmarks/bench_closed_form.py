@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from fdakpl import Fourier, Gaussian, KPLRegressor, Wavelet, datasets
-from fdakpl.solvers import ridge_coef
+from fdakpl.solvers.closed_form import ridge_coef
 
 OUT = Path(__file__).parent / "results" / "closed_form.json"
 
@@ -43,7 +43,7 @@ def dti_problem():
     rng = np.random.default_rng(0)
     perm = rng.permutation(100)
     tr, te = ds.isel(sample=perm[:70]), ds.isel(sample=perm[70:])
-    from fdakpl.functional import interpolate_missing
+    from fdakpl.data.functional import interpolate_missing
 
     grid_x = ds.cca_loc.values
     Xtr = interpolate_missing(tr.cca.values, grid_x)

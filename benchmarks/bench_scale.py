@@ -20,7 +20,7 @@ the wall-clock ``fit_s``; for the distributed run it excludes the workers):
 
 * exact KPL (:class:`fdakpl.KPLRegressor`, data loaded in memory) for the
   sizes of ``--exact``;
-* approximate KPL (:class:`fdakpl.approx.ApproxKPLRegressor`, Nyström with
+* approximate KPL (:class:`fdakpl.estimators.approx.ApproxKPLRegressor`, Nyström with
   k-means landmarks) fitted from the zarr store through dask (threaded
   scheduler, 2 threads, one-thread BLAS per task), n = 10^3 .. ``--max-n``;
 * the test MSE of both at the common sizes (accuracy loss of the
@@ -125,7 +125,7 @@ def worker(spec: dict) -> dict:
     import xarray as xr
 
     from fdakpl import Fourier, Gaussian, KPLRegressor
-    from fdakpl.approx import ApproxKPLRegressor, Nystroem
+    from fdakpl.estimators.approx import ApproxKPLRegressor, Nystroem
 
     os.environ["FDAKPL_PROGRESS"] = "0"
     usage0 = resource.getrusage(resource.RUSAGE_SELF)

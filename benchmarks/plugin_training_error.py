@@ -45,7 +45,7 @@ def sse(Y: np.ndarray, P: np.ndarray) -> np.ndarray:
 
 def gram_mismatch(dictionary, grid: np.ndarray, G: np.ndarray) -> dict:
     """Relative spectral-norm gap between the exact Gram G and the discrete Grams of the two weightings."""
-    from fdakpl.functional import quadrature_weights
+    from fdakpl.data.functional import quadrature_weights
 
     phi = dictionary.evaluate(grid)
     out = {"cond_G": float(np.linalg.cond(G))}

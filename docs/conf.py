@@ -11,6 +11,8 @@ Build (CI treats warnings as errors)::
   time (cached in ``docs/_build/.jupyter_cache``). ``FDAKPL_DOCS_EXECUTE`` sets
   myst-nb's execution mode (``cache`` by default; ``force``, ``off``),
   ``FDAKPL_DOCS_TIMEOUT`` the per-cell timeout in seconds (default 600).
+* Formulas render offline: MathJax is served from the built site (``_static/mathjax``), copied
+  from Debian's ``libjs-mathjax`` (or ``$FDAKPL_MATHJAX_DIR``) by ``_ext/fdakpl_mathjax.py``.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ extensions = [
     "numpydoc",
     "myst_nb",
     "fdakpl_vignettes",
+    "fdakpl_mathjax",
 ]
 
 templates_path = ["_templates"]
@@ -124,7 +127,7 @@ nb_execution_in_temp = True
 nb_merge_streams = True
 nb_execution_excludepatterns: list[str] = []
 
-# --- MathJax: the paper's macros --------------------------------------------------------------
+# --- MathJax: the paper's macros (fdakpl_mathjax serves MathJax 2 from the site and converts them) -
 mathjax3_config = {
     "tex": {
         "macros": {

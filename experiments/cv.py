@@ -27,8 +27,8 @@ import numpy as np
 import xarray as xr
 
 from fdakpl import KPLRegressor
-from fdakpl.preprocessing import prepare_inputs
-from fdakpl.solvers import ridge_coef
+from fdakpl.data.preprocessing import prepare_inputs
+from fdakpl.solvers.closed_form import ridge_coef
 
 from .common import kfolds
 

@@ -35,7 +35,7 @@ import pywt
 import xarray as xr
 
 from fdakpl import FPCA, Fourier, KPLRegressor, Learned, Wavelet
-from fdakpl.functional import Observations, quadrature_weights
+from fdakpl.data.functional import Observations, quadrature_weights
 from fdakpl.kernels import Gaussian
 
 from .common import curve_errors, machine, paper_gaussian_sigma, parallel_map, random_splits, write_json

@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from fdakpl import KPLRegressor, Laplace, Wavelet
+from fdakpl import KPLRegressor, Laplace, LogCosh, Wavelet
 from fdakpl.baselines import FunctionalKRR, KernelAdditiveModel, KernelEstimator, TripleBasisEstimator
-from fdakpl.functional import interpolate_missing
+from fdakpl.data.functional import interpolate_missing
 from fdakpl.kernels import Gaussian
 
 from .common import curve_errors, machine, paper_gaussian_sigma, parallel_map, random_splits, write_json
@@ -122,7 +122,7 @@ def _kpl(cfg: dict[str, Any], lam: float, g: dict[str, Any]) -> KPLRegressor:
     common = dict(dictionary=Wavelet(wav, level=lev), kernel=Gaussian(paper_gaussian_sigma(sigma, 93)),
                   output_matrix=cfg["b"], lam=lam)
     if "gamma" in cfg:
-        return KPLRegressor(**common, loss=f"logcosh({cfg['gamma']})", solver="iterative",
+        return KPLRegressor(**common, loss=LogCosh(cfg["gamma"], relative=False), solver="iterative",
                             solver_options={"warn": False})
     return KPLRegressor(**common, solver="eig")
 

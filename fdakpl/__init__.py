@@ -10,23 +10,28 @@ Examples
 True
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-from . import baselines, datasets, dictionaries, functional, iterative, kernels, losses, solvers
-from .approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
+from . import baselines, datasets, dictionaries, kernels, losses, solvers
+from ._version import __version__
 from .diagnostics import excess_risk_bound
 from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
-from .estimator import KPLRegressor
-from .kernels import Gaussian, Identity, IntegralGaussian, Laplace, Linear, Matrix, Product, ScaleDecay, Sum
+from .estimators.approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
+from .estimators.kpl import KPLRegressor
+from .io.netcdf import load
+from .kernels import (
+    Gaussian,
+    Identity,
+    IntegralGaussian,
+    Laplace,
+    Linear,
+    Matrix,
+    Product,
+    ScaleDecay,
+    SmoothedLinear,
+    Sum,
+)
 from .losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square, make_loss
-from .persistence import load
 from .regression import FunctionalRegression
-from .results import FunctionalRegressionResults
-
-try:
-    __version__ = version("fdakpl")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
+from .results.core import FunctionalRegressionResults
 
 __all__ = [
     "FPCA",
@@ -53,6 +58,7 @@ __all__ = [
     "RandomFourier",
     "RandomFourierFeatures",
     "ScaleDecay",
+    "SmoothedLinear",
     "Square",
     "Sum",
     "Wavelet",
@@ -61,8 +67,6 @@ __all__ = [
     "datasets",
     "dictionaries",
     "excess_risk_bound",
-    "functional",
-    "iterative",
     "kernels",
     "load",
     "losses",

@@ -1,24 +1,45 @@
-"""Main job: KPL on refund's DTI data (``python -m fdakpl``).
+"""Main job: KPL on refund's DTI data (``python -m fdakpl``, or the console script ``fdakpl-dti``).
 
-Fits ``FunctionalRegression("rcst ~ cca")`` -- ridge-KPL, plug-in estimator for the partially
-observed rcst profiles, Daubechies-3 wavelets with 4 levels and symmetric extension, Gaussian
-kernel on the corpus callosum curves (median-heuristic width), scale-decaying output matrix
-``B = diag(1.5^-scale)``, lambda by GCV -- on a random 70/30 split of the first visits of the
-100 multiple sclerosis cases; prints the summary and the test error, and writes a figure of
-observed versus predicted test profiles with 90% split-conformal bands.
+The text of ``--help`` is :data:`DESCRIPTION` (plain text, no markup).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-import warnings
+import textwrap
 
 import numpy as np
 
+#: what ``--help`` says (plain text: a terminal shows no markup)
+DESCRIPTION = """\
+Fit kernel-based projection learning (KPL) on refund's DTI data and report it.
 
-def holdout_errors(
-observed: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
+Fits FunctionalRegression("rcst ~ cca", interpolate_inputs=True) with its defaults: ridge-KPL
+with the plug-in estimator for the partially observed rcst profiles, the "auto" dictionary, a
+Gaussian kernel on the corpus callosum (cca) curves and a scale-decaying output matrix
+B = diag(b^-scale), the kernel width (a multiple of the median heuristic), b and lambda chosen
+jointly by exact leave-one-curve-out, on a random 70/30 split of the first visits of the 100
+multiple sclerosis cases. Prints the summary and the test error, and writes a figure of
+observed versus predicted test profiles with 90% split-conformal bands."""
+
+
+def program_name(argv0: str | None = None) -> str:
+    """How the user started the job: ``python -m fdakpl`` or the console script's name (``fdakpl-dti``).
+
+    Examples
+    --------
+    >>> program_name("/usr/lib/python3/site-packages/fdakpl/__main__.py")
+    'python -m fdakpl'
+    >>> program_name("/usr/local/bin/fdakpl-dti")
+    'fdakpl-dti'
+    """
+    name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
+    return "python -m fdakpl" if name in {"__main__.py", "-m", "-c", ""} else name
+
+
+def holdout_errors(observed: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
     """Test MSE under the paper's two readings, over observed points only.
 
     ``mean_of_means``: mean over curves of the mean squared error over the
@@ -36,7 +57,8 @@ observed: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fdakpl", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=program_name(), description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--figure", default="dti_kpl.png", help="where to write the figure (PNG or PDF)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the 70/30 split")
     args = parser.parse_args(argv)
@@ -44,34 +66,36 @@ def main(argv: list[str] | None = None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from . import datasets
-    from .plotting import plot_predictions
+    from .datasets import DTI_ACKNOWLEDGMENT, dti_first_visits
     from .regression import FunctionalRegression
+    from .results.plotting import plot_predictions
+    from .results.tables import WIDTH
 
-    ds = datasets.dti_first_visits()
+    ds = dti_first_visits()
     rng = np.random.default_rng(args.seed)
     perm = rng.permutation(ds.sizes["sample"])
     train, test = ds.isel(sample=np.sort(perm[:70])), ds.isel(sample=np.sort(perm[70:]))
-    res = FunctionalRegression("rcst ~ cca", data=train, dictionary="db3", levels=4, output_matrix=1.5,
-                               interpolate_inputs=True, progress=False).fit()
+    res = FunctionalRegression("rcst ~ cca", data=train, interpolate_inputs=True, progress=False).fit()
     print(res.summary())
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*missing input values.*")
-        lower, upper, pred = res.prediction_bands(test, alpha=0.1, kind="pointwise")
+    lower, upper, pred = res.prediction_bands(test, alpha=0.1, kind="pointwise")
     errs = holdout_errors(test["rcst"].values, pred.values)
     inside = (test["rcst"].values >= lower.values) & (test["rcst"].values <= upper.values)
     observed = ~np.isnan(test["rcst"].values)
-    print()
-    print(f"Held-out test set: {test.sizes['sample']} curves (seed {args.seed})")
-    print(f"  test MSE          : {errs['mean_of_means']:.5f} (mean over curves of mean over observed points)")
-    print(f"  test MSE (sums)   : {errs['mean_of_sums']:.4f} (mean over curves of sum over observed points; "
-          "the scale of the paper's Table 1)")
-    print(f"  90% conformal band: covers {100 * inside[observed].mean():.1f}% of observed test points")
     fig = plot_predictions(test["rcst"], pred, band=(lower, upper),
                            title="DTI: observed (points), KPL prediction (line), 90% conformal band")
     fig.savefig(args.figure, dpi=150)
-    print(f"  figure            : {args.figure}")
-    print(f"  data              : {datasets.DTI_ACKNOWLEDGMENT}")
+    print()
+    print(f"Held-out test set: {test.sizes['sample']} curves (seed {args.seed})")
+    for label, text in [
+        ("test MSE", f"{errs['mean_of_means']:.5f} (mean over curves of mean over observed points)"),
+        ("test MSE (sums)", f"{errs['mean_of_sums']:.4f} (mean over curves of sum over observed points; the scale "
+                            "of the paper's Table 1)"),
+        ("90% conformal band", f"covers {100 * inside[observed].mean():.1f}% of observed test points"),
+        ("figure", str(args.figure)),
+        ("data", DTI_ACKNOWLEDGMENT),
+    ]:
+        print(textwrap.fill(text, WIDTH, initial_indent=f"  {label:<18}: ", subsequent_indent=" " * 22,
+                            break_long_words=False, break_on_hyphens=False))
     return 0
 
 

@@ -1,28 +1,42 @@
-"""Excess-risk diagnostics of the paper's section 5 (Propositions 5.1 and 5.2).
+"""Excess-risk bounds of the paper's section 5 (Propositions 5.1 and 5.2), computed as the proof gives them.
 
-Constants (the paper assumes a domain of length ``|Theta| = 1``):
+The bounds are evaluated from the supplement's *intermediate inequalities*
+(the last display of each proof), with the concentration radii ``delta_1,
+delta_2, delta_3`` of the supplement's concentration lemmas (its section "Proofs for section 5"):
 
-* Riesz constants ``c_phi, C_phi``: square roots of the smallest and largest
-  eigenvalues of the Gram matrix ``Phi^# Phi``; the family is *normed* when
-  every atom has unit L2 norm.
-* ``kappa = sup_x ||K(x, x)||_op = sup_x k(x, x) * ||B||_op``.
-* ``M(d) = max_l sup_theta |phi_l(theta)|``.
-* ``L = max |y|`` over the observed (centred) responses.
-* ``R = ||h||_H``, estimated by the plug-in ``sqrt(tr(A^T K A B))`` of the fit.
+* Proposition 5.1 (fully observed), for any ``lambda >= delta_2(n, d, eta/2)``::
 
-Proposition 5.1 (fully observed), with ``lambda*_n(eta/2) = 6 kappa C^2 log(4/eta) sqrt(d) / sqrt(n)``::
+      excess risk <= 9/2 (delta_1(n, eta/2)^2 / lambda + R^2 lambda)
 
-    excess risk <= 27 (B0 / sqrt(d) + B1 sqrt(d)) log(4/eta) / sqrt(n),
-    B0 = (L + sqrt(kappa) C R)^2,  B1 = kappa C^2 R^2.
+* Proposition 5.2 (``m`` uniform locations per curve), for any ``lambda >= delta_2(n, d, eta/3)``::
 
-Proposition 5.2 (partially observed, ``m`` points per curve), with
-``lambda*_n(eta/3) = 6 kappa C^2 log(6/eta) sqrt(d) / sqrt(n)``::
+      excess risk <= 27/4 (delta_3(n, m, d, eta/3)^2 / lambda + delta_1(n, eta/3)^2 / lambda + R^2 lambda)
 
-    excess risk <= (B2 sqrt(n) / m^2 + B3 / m^{3/2} + 9 C(d)^2 / (2 sqrt(n) m) + B4 / sqrt(n)) log(6/eta),
-    C(d) = L M(d) / C,  B2 = 18 sqrt(d) (C(d) + R / sqrt(d))^2,  B3 = B2 - 18 R^2 / sqrt(d),
-    B4 = 81/2 (B0 / sqrt(d) + B1 sqrt(d)).
+with ``delta_1(n, e) = 6 (sqrt(kappa) C L + kappa C^2 R) log(2/e) / sqrt(n)``,
+``delta_2(n, d, e) = 6 kappa C^2 sqrt(d) log(2/e) / sqrt(n)`` and
+``delta_3(n, m, d, e) = (A_0 / m + A_1 / sqrt(n m)) log(2/e)``, ``A_1 = 2 L sqrt(kappa d) M``,
+``A_0 = 4 sqrt(kappa) (L sqrt(d) M + C L)``. The supplement prints ``C R`` instead
+of ``C L`` in ``A_0``; the step it comes from bounds ``||K_x Phi^# y||_H``, which is at most
+``sqrt(kappa) C ||y|| <= sqrt(kappa) C L`` and has nothing to do with ``R`` (see the guide page
+"Excess-risk bounds: which one applies and what it means"). At ``lambda = lambda*`` (equality in
+the condition) the inequality of 5.2 expands exactly into::
 
-The bound of 5.2 is consistent when ``m`` grows at least like ``sqrt(n)``.
+    (B2 sqrt(n) / m^2 + B3 / m^(3/2) + B5 / (sqrt(n) m) + B4 / sqrt(n)) log(6/eta),
+    C(d) = L M / C,  B2 = 18 sqrt(d) (C(d) + L/sqrt(d))^2,  B3 = 18 sqrt(d) C(d) (C(d) + L/sqrt(d)),
+    B5 = 9 sqrt(d) C(d)^2 / 2,  B4 = 81/2 (B0 / sqrt(d) + B1 sqrt(d)),
+
+where the printed Proposition 5.2 has ``R`` for ``L`` in ``B2``, ``B3 = 18 sqrt(d) C(d) (C(d) + 2R/sqrt(d))``
+and ``9 C(d)^2 / 2`` (no ``sqrt(d)``) for ``B5``. Proposition 5.1 as printed is what its proof gives:
+``27 (B0 / sqrt(d) + B1 sqrt(d)) log(4/eta) / sqrt(n)``, ``B0 = (L + sqrt(kappa) C R)^2``,
+``B1 = kappa C^2 R^2``.
+
+Constants: ``C = C_phi`` the upper Riesz constant (``||Phi|| <= C``; neither ``c_phi`` nor unit-norm
+atoms are used by the proofs), ``kappa = sup_x ||K(x, x)||_op = sup_x k(x, x) lambda_max(B)``,
+``M = M(d) = max_l sup_theta |phi_l(theta)|``, ``L`` an almost-sure bound of ``|y(theta)|``, ``R`` a
+bound of ``||h_H||_H``. The paper assumes a domain of length ``|Theta| = 1``; for another length the
+bound is stated for the domain mapped onto ``[0, 1]`` (``L, M -> sqrt(|Theta|) L, sqrt(|Theta|) M``)
+and divided by ``|Theta|``: it bounds the excess risk per unit length ``E ||y - f(x)||^2 / |Theta|``,
+which does not change when the locations are rescaled.
 """
 
 from __future__ import annotations
@@ -34,13 +48,18 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
+from .kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Product, Sum
+
 __all__ = [
     "BoundConstants",
     "ExcessRiskBound",
     "dictionary_constants",
     "excess_risk_bound",
+    "feasible_n",
+    "kernel_kappa",
     "lambda_star",
     "plot_bound",
+    "proof_deltas",
     "representation_error",
     "required_m",
     "required_n",
@@ -66,16 +85,39 @@ class BoundConstants:
 
 @dataclass
 class ExcessRiskBound:
-    """A bound and its terms at one ``(n, m, eta)``."""
+    """A bound at one ``(n, m, eta)``, from the supplement's intermediate inequality.
+
+    Attributes
+    ----------
+    bound : float
+        The intermediate inequality evaluated at ``lam`` (per unit length of the domain).
+    lam, lam_star : float
+        Where the inequality is evaluated (``lam_star`` unless another ``lam >= lam_star`` was given)
+        and the paper's ``lambda*``.
+    terms : dict
+        The closed-form terms of the expansion at ``lam_star`` (they sum to ``bound`` when
+        ``lam == lam_star``), to see which one dominates.
+    constants : dict
+        ``B0, B1`` (and ``C(d), B2, B3, B4, B5`` for Proposition 5.2).
+    printed : float
+        The paper's printed closed form at ``lam_star`` with the same constants, for comparison.
+    sqrt_n_rate : bool or None
+        Proposition 5.2: ``m >= sqrt(n)``, where the bound keeps the ``n^{-1/2}`` rate of the fully
+        observed case. It is not a condition for the bound to hold.
+    """
 
     n: int
     m: float | None
     eta: float
+    lam: float
     lam_star: float
     bound: float
     terms: dict[str, float]
+    constants: dict[str, float]
+    printed: float
     proposition: str
-    consistent_regime: bool | None
+    sqrt_n_rate: bool | None
+    domain_length: float = 1.0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,8 +151,80 @@ def dictionary_constants(gram: np.ndarray, sup_abs: float | None = None, tol: fl
             "riesz": bool(lo > 1e-10 * hi), "condition": hi / lo if lo > 0 else float("inf"), "M": sup_abs}
 
 
+def _constant_diagonal(kernel: Kernel) -> bool:
+    """Whether ``k(x, x)`` is the same for every ``x`` (stationary kernels and their sums/products)."""
+    if isinstance(kernel, Gaussian | Laplace | IntegralGaussian):
+        return True
+    if isinstance(kernel, Product | Sum):
+        return all(_constant_diagonal(k) for k in kernel.kernels.values())
+    return False
+
+
+def _needs_weights(kernel: Kernel) -> bool:
+    if isinstance(kernel, IntegralGaussian):
+        return True
+    if isinstance(kernel, Product | Sum):
+        return any(_needs_weights(k) for k in kernel.kernels.values())
+    return False
+
+
+def _row(X: Any, i: int) -> Any:
+    if isinstance(X, dict):
+        return {k: v[i : i + 1] for k, v in X.items()}
+    return X[i : i + 1]
+
+
+def kernel_kappa(kernel: Kernel, B: np.ndarray, *, K: np.ndarray | None = None, X: Any = None,
+                 weights: Any = None) -> tuple[float, str]:
+    """The paper's ``kappa = sup_x ||k(x, x) B||_op = sup_x k(x, x) lambda_max(B)``, and how it was obtained.
+
+    ``k(x, x)`` is read off the kernel itself, with the quadrature weights of the fit: for an
+    :class:`~fdakpl.kernels.IntegralGaussian` on curves it is the sum of the weights (the length of
+    the input domain), not 1. For kernels whose diagonal is the same for every input (Gaussian,
+    Laplace, integral-Gaussian, their sums and products) this is the exact supremum; otherwise
+    (e.g. :class:`~fdakpl.kernels.Linear`) it is the largest ``k(x_i, x_i)`` over the training
+    inputs, a plug-in estimate like ``L``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    B : numpy.ndarray
+        The output matrix.
+    K : numpy.ndarray, optional
+        The training kernel matrix (its diagonal is used when given).
+    X, weights : optional
+        The training inputs and quadrature weights as the estimator passes them to the kernel.
+
+    Returns
+    -------
+    kappa : float
+        ``nan`` when it cannot be computed (no training inputs stored and a diagonal that depends on them).
+    how : str
+
+    Examples
+    --------
+    >>> X = np.zeros((3, 11, 1))
+    >>> kernel_kappa(IntegralGaussian(1.0), np.eye(2), X=X, weights=np.full(11, 1.0))[0]
+    11.0
+    """
+    lmax = float(np.linalg.eigvalsh(0.5 * (B + B.T)).max())
+    const = _constant_diagonal(kernel)
+    exact = "exact: k(x, x) is the same for every input"
+    plug = "the largest k(x_i, x_i) over the training inputs (plug-in)"
+    if K is not None:
+        return float(np.max(np.diag(K))) * lmax, exact if const else plug
+    if X is not None:
+        n = len(next(iter(X.values()))) if isinstance(X, dict) else len(X)
+        rows = range(1) if const else range(n)
+        diag = [float(kernel(_row(X, i), None, weights)[0, 0]) for i in rows]
+        return max(diag) * lmax, exact if const else plug
+    if const and not _needs_weights(kernel):
+        return float(kernel.diagonal_bound()) * lmax, exact
+    return float("nan"), "unknown: the training inputs are not stored (approximate kernel)"
+
+
 def lambda_star(n: int, d: int, kappa: float, C_phi: float, eta: float = 0.05, partial: bool = False) -> float:
-    """The regularisation of Proposition 5.1 (``partial=False``) or 5.2.
+    """The regularisation of Proposition 5.1 (``partial=False``) or 5.2: ``delta_2(n, d, eta/2)`` or ``eta/3``.
 
     Examples
     --------
@@ -127,9 +241,78 @@ def _check_eta(eta: float) -> None:
         raise ValueError(f"eta must be in (0, 1), got {eta}")
 
 
+def _check_constants(n: float, d: int, kappa: float, C_phi: float, L: float, R: float, m: float | None,
+                     M: float | None, domain_length: float) -> None:
+    if n < 1 or d < 1:
+        raise ValueError(f"n and d must be >= 1, got n={n}, d={d}")
+    for name, v in (("kappa", kappa), ("C_phi", C_phi), ("domain_length", domain_length)):
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {v}")
+    for name, v in (("L", L), ("R", R)):
+        if not (np.isfinite(v) and v >= 0):
+            raise ValueError(f"{name} must be a finite number >= 0, got {v}")
+    if m is not None:
+        if M is None:
+            raise ValueError("the partially observed bound needs M = max sup |phi_l| (pass M=...)")
+        if not (np.isfinite(M) and M >= 0):
+            raise ValueError(f"M must be a finite number >= 0, got {M}")
+        if not m > 0:
+            raise ValueError(f"m must be > 0, got {m}")
+
+
+def proof_deltas(n: float, d: int, *, kappa: float, C_phi: float, L: float, R: float, eta: float,
+                 m: float | None = None, M: float | None = None) -> dict[str, float]:
+    """The supplement's concentration radii, at ``eta/2`` (fully observed) or ``eta/3`` (``m`` given).
+
+    ``delta_3`` uses ``sqrt(kappa) C_phi L`` for ``||K_x Phi^# y||_H`` (see the module docstring);
+    constants are on the domain ``[0, 1]``.
+
+    Examples
+    --------
+    >>> dl = proof_deltas(100, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, eta=0.05)
+    >>> round(dl["delta1"], 4), round(dl["delta2"], 4)  # 6 * 2 * log(80) / 10, 6 * 2 * log(80) / 10
+    (5.2584, 5.2584)
+    """
+    e = eta / (2.0 if m is None else 3.0)
+    log = math.log(2.0 / e)
+    sk, sn = math.sqrt(kappa), math.sqrt(n)
+    out = {"delta1": 6.0 * (sk * C_phi * L + kappa * C_phi**2 * R) * log / sn,
+           "delta2": 6.0 * kappa * C_phi**2 * math.sqrt(d) * log / sn}
+    if m is not None:
+        assert M is not None
+        A0 = 4.0 * sk * L * (math.sqrt(d) * M + C_phi)
+        A1 = 2.0 * L * sk * math.sqrt(d) * M
+        out["delta3"] = (A0 / m + A1 / math.sqrt(n * m)) * log
+    return out
+
+
+def _coefficients(d: int, kappa: float, C_phi: float, L: float, R: float, M: float | None) -> dict[str, float]:
+    sd = math.sqrt(d)
+    out = {"B0": (L + math.sqrt(kappa) * C_phi * R) ** 2, "B1": kappa * C_phi**2 * R**2}
+    if M is not None:
+        Cd = L * M / C_phi
+        out.update({"C(d)": Cd, "B2": 18.0 * sd * (Cd + L / sd) ** 2, "B3": 18.0 * sd * Cd * (Cd + L / sd),
+                    "B5": 4.5 * sd * Cd**2, "B4": 40.5 * (out["B0"] / sd + out["B1"] * sd)})
+    return out
+
+
+def _printed_5_2(n: float, d: int, kappa: float, C_phi: float, L: float, R: float, m: float, M: float,
+                 eta: float) -> float:
+    """The closed form of Proposition 5.2 as printed in the paper (kept for comparison only)."""
+    sd, sn = math.sqrt(d), math.sqrt(n)
+    B0 = (L + math.sqrt(kappa) * C_phi * R) ** 2
+    B1 = kappa * C_phi**2 * R**2
+    Cd = L * M / C_phi
+    B2 = 18.0 * sd * (Cd + R / sd) ** 2
+    B3 = B2 - 18.0 * R**2 / sd
+    B4 = 40.5 * (B0 / sd + B1 * sd)
+    return (B2 * sn / m**2 + B3 / m**1.5 + 4.5 * Cd**2 / (sn * m) + B4 / sn) * math.log(6.0 / eta)
+
+
 def excess_risk_bound(n: int, d: int, *, kappa: float, C_phi: float, L: float, R: float, m: float | None = None,
-                      M: float | None = None, eta: float = 0.05) -> ExcessRiskBound:
-    """Excess-risk bound of Proposition 5.1 (``m=None``) or 5.2 (``m`` points per curve).
+                      M: float | None = None, eta: float = 0.05, lam: float | None = None,
+                      domain_length: float = 1.0) -> ExcessRiskBound:
+    """Excess-risk bound of Proposition 5.1 (``m=None``) or 5.2 (``m`` points per curve), from its proof.
 
     Parameters
     ----------
@@ -138,13 +321,18 @@ def excess_risk_bound(n: int, d: int, *, kappa: float, C_phi: float, L: float, R
     d : int
         Number of atoms.
     kappa, C_phi, L, R : float
-        Constants (see the module docstring).
+        Constants (see the module docstring), on the domain as given.
     m : float, optional
         Points per curve (partially observed setting).
     M : float, optional
         ``M(d)``, required with ``m``.
     eta : float
-        The bound holds with probability ``1 - eta``.
+        The bound holds with probability ``1 - eta`` (for the true constants).
+    lam : float, optional
+        Evaluate the intermediate inequality at this ``lambda`` (default ``lambda*``). The proof
+        needs ``lam >= lambda*``; a smaller value is refused.
+    domain_length : float
+        ``|Theta|``; the bound is on the excess risk per unit length (see the module docstring).
 
     Returns
     -------
@@ -155,73 +343,134 @@ def excess_risk_bound(n: int, d: int, *, kappa: float, C_phi: float, L: float, R
     >>> b = excess_risk_bound(100, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0)
     >>> round(b.bound, 4)  # 27 * (4/2 + 1*2) * log(80) / 10
     47.3259
+    >>> p = excess_risk_bound(100, 74, kappa=1.0, C_phi=1.0089, L=0.624, R=0.126, m=43, M=5.984)
+    >>> round(p.bound, 1), round(p.printed, 1)  # the proof's inequality vs the printed closed form
+    (103.7, 96.3)
     """
     _check_eta(eta)
-    if n < 1 or d < 1:
-        raise ValueError("n and d must be >= 1")
+    _check_constants(n, d, kappa, C_phi, L, R, m, M, domain_length)
+    s = math.sqrt(domain_length)
+    Lu, Mu = L * s, (None if M is None else M * s)  # the same problem on [0, 1]
+    partial = m is not None
+    lam_star = lambda_star(n, d, kappa, C_phi, eta, partial=partial)
+    if lam is None:
+        lam = lam_star
+    elif not lam >= lam_star * (1 - 1e-12):
+        raise ValueError(f"lam = {lam:.4g} is below lambda* = {lam_star:.4g}: the proof needs lambda >= "
+                         "delta_2 = lambda*, so no bound is available at this lambda")
+    dl = proof_deltas(n, d, kappa=kappa, C_phi=C_phi, L=Lu, R=R, eta=eta, m=m, M=Mu)
+    co = _coefficients(d, kappa, C_phi, Lu, R, Mu)
     sd, sn = math.sqrt(d), math.sqrt(n)
-    B0 = (L + math.sqrt(kappa) * C_phi * R) ** 2
-    B1 = kappa * C_phi**2 * R**2
-    if m is None:
+    if not partial:
+        value = 4.5 * (dl["delta1"] ** 2 / lam + R**2 * lam)
         log = math.log(4.0 / eta)
-        term = 27.0 * (B0 / sd + B1 * sd) * log / sn
-        return ExcessRiskBound(n, None, eta, lambda_star(n, d, kappa, C_phi, eta), term,
-                               {"B0": B0, "B1": B1, "27(B0/sqrt(d)+B1 sqrt(d))log(4/eta)/sqrt(n)": term},
-                               "5.1", None)
-    if M is None:
-        raise ValueError("the partially observed bound needs M = max sup |phi_l| (pass M=...)")
-    if m <= 0:
-        raise ValueError(f"m must be > 0, got {m}")
+        terms = {"27 B0 log(4/eta) / (sqrt(d) sqrt(n))": 27.0 * co["B0"] / sd * log / sn,
+                 "27 B1 sqrt(d) log(4/eta) / sqrt(n)": 27.0 * co["B1"] * sd * log / sn}
+        printed = sum(terms.values())
+        rate = None
+    else:
+        assert m is not None and Mu is not None
+        value = 6.75 * ((dl["delta3"] ** 2 + dl["delta1"] ** 2) / lam + R**2 * lam)
+        log = math.log(6.0 / eta)
+        terms = {"B2 sqrt(n) / m^2": co["B2"] * sn / m**2 * log, "B3 / m^(3/2)": co["B3"] / m**1.5 * log,
+                 "B5 / (sqrt(n) m)": co["B5"] / (sn * m) * log, "B4 / sqrt(n)": co["B4"] / sn * log}
+        printed = _printed_5_2(n, d, kappa, C_phi, Lu, R, m, Mu, eta)
+        rate = bool(m >= sn)
+    scale = 1.0 / domain_length
+    return ExcessRiskBound(int(n), None if m is None else float(m), eta, float(lam), lam_star, value * scale,
+                           {k: v * scale for k, v in terms.items()}, co, printed * scale,
+                           "5.2" if partial else "5.1", rate, float(domain_length))
+
+
+def feasible_n(eps: float, d: int, *, kappa: float, C_phi: float, L: float, R: float, m: float | None = None,
+               M: float | None = None, eta: float = 0.05, domain_length: float = 1.0) -> tuple[float, float]:
+    """All numbers of curves ``n`` whose bound (at ``lambda*_n``) is at most ``eps``: ``(n_lo, n_hi)``.
+
+    Proposition 5.1 decreases in ``n``: ``n_hi = inf``. Proposition 5.2 at fixed ``m`` is
+    ``f(t) = a t + c + b / t`` in ``t = sqrt(n)``, with ``a = B2 l / m^2``,
+    ``b = (B5 / m + B4) l``, ``c = B3 l / m^{3/2}`` and ``l = log(6/eta)``: convex, smallest at
+    ``t = sqrt(b / a)``, and ``f(t) <= eps`` between the roots of ``a t^2 + (c - eps) t + b``.
+    Returns ``(inf, inf)`` when no ``n`` reaches ``eps``.
+
+    Examples
+    --------
+    >>> lo, hi = feasible_n(25.0, 4, kappa=1, C_phi=1, L=1, R=1, m=50, M=1)
+    >>> lo < hi < float("inf")
+    True
+    """
+    _check_eta(eta)
+    _check_constants(1, d, kappa, C_phi, L, R, m, M, domain_length)
+    s = math.sqrt(domain_length)
+    co = _coefficients(d, kappa, C_phi, L * s, R, None if M is None else M * s)
+    target = eps * domain_length
+    inf = float("inf")
+
+    def ok(n: float) -> bool:
+        return excess_risk_bound(int(n), d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=m, M=M, eta=eta,
+                                 domain_length=domain_length).bound <= eps
+
+    if m is None:
+        k = 27.0 * (co["B0"] / math.sqrt(d) + co["B1"] * math.sqrt(d)) * math.log(4.0 / eta)
+        if k == 0:
+            return 1.0, inf
+        if target <= 0:
+            return inf, inf
+        lo = max(1.0, math.ceil((k / target) ** 2))
+        while lo > 1 and ok(lo - 1):  # guard against rounding in the square
+            lo -= 1
+        while not ok(lo):
+            lo += 1
+        return float(lo), inf
     log = math.log(6.0 / eta)
-    Cd = L * M / C_phi
-    B2 = 18.0 * sd * (Cd + R / sd) ** 2
-    B3 = B2 - 18.0 * R**2 / sd
-    B4 = 40.5 * (B0 / sd + B1 * sd)
-    terms = {
-        "B2 sqrt(n)/m^2": B2 * sn / m**2 * log,
-        "B3/m^(3/2)": B3 / m**1.5 * log,
-        "9C(d)^2/(2 sqrt(n) m)": 9.0 * Cd**2 / (2.0 * sn * m) * log,
-        "B4/sqrt(n)": B4 / sn * log,
-    }
-    return ExcessRiskBound(n, float(m), eta, lambda_star(n, d, kappa, C_phi, eta, partial=True),
-                           float(sum(terms.values())), {"B0": B0, "B1": B1, "B2": B2, "B3": B3, "B4": B4,
-                                                        "C(d)": Cd, **terms}, "5.2", bool(m >= math.sqrt(n)))
+    a, b, c = co["B2"] * log / m**2, (co["B5"] / m + co["B4"]) * log, co["B3"] * log / m**1.5
+    if a == 0:  # L = 0: f(t) = c + b / t decreases
+        if b == 0:
+            return (1.0, inf) if c <= target else (inf, inf)
+        t_lo, t_hi = (b / (target - c), inf) if target > c else (inf, inf)
+    else:
+        disc = (target - c) ** 2 - 4.0 * a * b
+        if target <= c or disc < 0:
+            return inf, inf
+        t_lo = ((target - c) - math.sqrt(disc)) / (2.0 * a)
+        t_hi = ((target - c) + math.sqrt(disc)) / (2.0 * a)
+    lo = max(1.0, float(math.ceil(t_lo**2)))
+    hi = float(math.floor(t_hi**2)) if np.isfinite(t_hi) else inf
+    while lo > 1 and ok(lo - 1):
+        lo -= 1
+    while lo <= hi and not ok(lo):
+        lo += 1
+    if np.isfinite(hi):
+        while ok(hi + 1):
+            hi += 1
+        while hi >= lo and not ok(hi):
+            hi -= 1
+    return (lo, hi) if lo <= hi else (inf, inf)
 
 
 def required_n(eps: float, d: int, *, kappa: float, C_phi: float, L: float, R: float, m: float | None = None,
-               M: float | None = None, eta: float = 0.05, n_max: float = 1e15) -> float:
-    """Smallest number of curves ``n`` for which the bound is at most ``eps``.
+               M: float | None = None, eta: float = 0.05, domain_length: float = 1.0) -> float:
+    """Smallest number of curves ``n`` for which the bound is at most ``eps`` (``inf`` if none).
 
-    For the partially observed bound, ``m`` is held fixed; since its first term
-    grows with ``n``, no ``n`` may reach ``eps`` (then ``inf`` is returned).
+    For the partially observed bound ``m`` is held fixed; the bound is then not monotone in
+    ``n`` (its first term grows like ``sqrt(n)``) and the feasible ``n`` form an interval, see
+    :func:`feasible_n`.
 
     Examples
     --------
     >>> n = required_n(1.0, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0)
-    >>> excess_risk_bound(int(np.ceil(n)), 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0).bound <= 1.0
+    >>> excess_risk_bound(int(n), 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0).bound <= 1.0
     True
     """
-    def f(logn: float) -> float:
-        return excess_risk_bound(max(1, round(math.exp(logn))), d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=m,
-                                 M=M, eta=eta).bound - eps
-
-    grid = np.linspace(0, math.log(n_max), 400)
-    vals = np.array([f(g) for g in grid])
-    ok = np.nonzero(vals <= 0)[0]
-    if ok.size == 0:
-        return float("inf")
-    i = ok[0]
-    if i == 0:
-        return 1.0
-    root = brentq(f, grid[i - 1], grid[i])
-    return float(math.ceil(math.exp(root)))
+    return feasible_n(eps, d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=m, M=M, eta=eta,
+                      domain_length=domain_length)[0]
 
 
 def required_m(eps: float, n: int, d: int, *, kappa: float, C_phi: float, L: float, R: float, M: float,
-               eta: float = 0.05, m_max: float = 1e12) -> float:
+               eta: float = 0.05, m_max: float = 1e12, domain_length: float = 1.0) -> float:
     """Smallest number of points per curve ``m`` for which the 5.2 bound is at most ``eps`` at ``n`` curves.
 
-    Returns ``inf`` when even ``m -> infinity`` cannot reach ``eps`` (the ``B4/sqrt(n)`` term alone exceeds it).
+    The bound decreases in ``m`` towards the floor ``B4 log(6/eta) / sqrt(n)``; ``inf`` is
+    returned when ``eps`` is at or below it.
 
     Examples
     --------
@@ -230,13 +479,19 @@ def required_m(eps: float, n: int, d: int, *, kappa: float, C_phi: float, L: flo
     True
     """
     def f(m: float) -> float:
-        return excess_risk_bound(n, d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=m, M=M, eta=eta).bound - eps
+        return excess_risk_bound(n, d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=m, M=M, eta=eta,
+                                 domain_length=domain_length).bound - eps
 
     if f(m_max) > 0:
         return float("inf")
     if f(1.0) <= 0:
         return 1.0
-    return float(math.ceil(brentq(f, 1.0, m_max)))
+    m = math.ceil(brentq(f, 1.0, m_max))
+    while m > 1 and f(m - 1) <= 0:
+        m -= 1
+    while f(m) > 0:
+        m += 1
+    return float(m)
 
 
 def representation_error(phi_points: np.ndarray, obs: Any, weights: np.ndarray, max_curves: int = 500,
@@ -256,7 +511,7 @@ def representation_error(phi_points: np.ndarray, obs: Any, weights: np.ndarray, 
 
     Examples
     --------
-    >>> from fdakpl.functional import Observations
+    >>> from fdakpl.data.functional import Observations
     >>> obs = Observations.from_dense(np.array([[1.0, 2.0, 3.0]]), np.array([0.0, 0.5, 1.0]))
     >>> phi = np.ones((3, 1))  # constants only: best fit 2, residual 1 + 0 + 1 out of 14
     >>> representation_error(phi, obs, np.ones(3)).round(4)
@@ -280,7 +535,8 @@ def representation_error(phi_points: np.ndarray, obs: Any, weights: np.ndarray, 
 
 
 def plot_bound(*, d: int, kappa: float, C_phi: float, L: float, R: float, M: float | None = None,
-               n_values: Any = None, m_values: Any = None, eta: float = 0.05, ax: Any = None):
+               n_values: Any = None, m_values: Any = None, eta: float = 0.05, domain_length: float = 1.0,
+               ax: Any = None):
     """Plot the bound against ``n`` (one line per ``m``; ``m=None`` is Proposition 5.1).
 
     Examples
@@ -299,8 +555,8 @@ def plot_bound(*, d: int, kappa: float, C_phi: float, L: float, R: float, M: flo
     else:
         fig = ax.figure
     for m in m_values:
-        b = [excess_risk_bound(int(n), d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=m, M=M, eta=eta).bound
-             for n in n_values]
+        b = [excess_risk_bound(int(n), d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=m, M=M, eta=eta,
+                               domain_length=domain_length).bound for n in n_values]
         ax.loglog(n_values, b, label="fully observed (Prop. 5.1)" if m is None else f"m = {m} (Prop. 5.2)")
     ax.set_xlabel("number of curves n")
     ax.set_ylabel(f"excess-risk bound (prob. {1 - eta:.2f})")

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .functional import SAMPLE, interpolate_missing, quadrature_weights, validate_functional
+from .data.functional import SAMPLE, as_dataset, interpolate_missing, quadrature_weights, validate_functional
 from .kernels import Gaussian, Kernel, Product, Sum
 
 __all__ = ["ParsedFormula", "ScalarDesign", "default_kernels", "median_heuristic", "parse_formula"]
@@ -50,42 +50,6 @@ def _split_top(rhs: str, sep: str = "+") -> list[str]:
     return [t for t in out if t]
 
 
-def _as_dataset(data: Any) -> xr.Dataset:
-    if isinstance(data, xr.Dataset):
-        return data
-    if isinstance(data, Mapping):
-        _check_mapping(data)
-        return xr.Dataset({k: v for k, v in data.items()})
-    raise TypeError(f"data must be an xarray.Dataset (or a mapping of DataArrays), got {type(data).__name__}")
-
-
-def _check_mapping(data: Mapping) -> None:
-    """Refuse what ``xr.Dataset(mapping)`` would silently pad with NaN: different sample labels, or one
-    location dim with different coordinates in two variables."""
-    samples: tuple[str, set] | None = None
-    dims: dict[str, tuple[str, np.ndarray]] = {}
-    for name, da in data.items():
-        if not isinstance(da, xr.DataArray):
-            continue
-        if SAMPLE in da.coords:
-            labels = set(da[SAMPLE].values.tolist())
-            if samples is not None and labels != samples[1]:
-                raise ValueError(
-                    f"{name!r} and {samples[0]!r} have different sample labels; xarray would pad the missing "
-                    "samples with NaN: select the common samples first, e.g. xr.align(*arrays, join='inner')")
-            samples = samples or (str(name), labels)
-        for dim in da.dims:
-            if dim == SAMPLE or dim not in da.coords:
-                continue
-            coord = np.asarray(da[dim].values)
-            if dim in dims:
-                other, ref = dims[dim]
-                if coord.shape != ref.shape or not np.array_equal(coord, ref):
-                    raise ValueError(
-                        f"{name!r} and {other!r} share the location dim {dim!r} with different coordinates; "
-                        f"give each variable its own dim, e.g. {name}.rename({{{dim!r}: '{dim}_{name}'}})")
-            else:
-                dims[str(dim)] = (str(name), coord)
 
 
 def _is_functional(da: xr.DataArray) -> bool:
@@ -160,7 +124,7 @@ class ParsedFormula:
 
     def inputs(self, ds: xr.Dataset) -> dict[str, Any]:
         """Kernel inputs ``{term: DataArray or array}`` for the samples of ``ds``."""
-        ds = _as_dataset(ds)
+        ds = as_dataset(ds)
         out: dict[str, Any] = {}
         for t in self.functional_terms:
             if t not in ds:
@@ -202,7 +166,7 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
     >>> p.response, p.functional_terms, p.scalar.columns
     ('rcst', ['cca'], ['C(sex)[female]', 'C(sex)[male]'])
     """
-    ds = _as_dataset(data)
+    ds = as_dataset(data)
     if not isinstance(formula, str) or formula.count("~") != 1:
         raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
     lhs, rhs = (s.strip() for s in formula.split("~"))

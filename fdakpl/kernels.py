@@ -30,7 +30,9 @@ __all__ = [
     "OutputMatrix",
     "Product",
     "ScaleDecay",
+    "SmoothedLinear",
     "Sum",
+    "grid_from_weights",
     "make_output_matrix",
 ]
 
@@ -151,6 +153,93 @@ class Linear(Kernel):
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         return (X * w) @ Y.T if w is not None else X @ Y.T
+
+    def diagonal_bound(self) -> float:
+        return float("inf")
+
+
+def grid_from_weights(weights: Any) -> np.ndarray:
+    """Locations (up to a shift, starting at 0) of a grid from its trapezoidal quadrature weights.
+
+    Inverts :func:`fdakpl.data.functional.quadrature_weights` on the grid's own range (what kernels on
+    curves receive): ``w_0 = d_0 / 2``, ``w_p = (d_{p-1} + d_p) / 2``, ``w_{m-1} = d_{m-2} / 2`` for the
+    spacings ``d``.
+
+    Raises
+    ------
+    ValueError
+        If the weights are not the trapezoidal weights of a strictly increasing grid.
+
+    Examples
+    --------
+    >>> grid_from_weights([0.125, 0.25, 0.25, 0.25, 0.125])
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 1 or w.size < 2:
+        raise ValueError(f"weights must be a 1-d array of at least 2 quadrature weights, got shape {w.shape}")
+    d = np.empty(w.size - 1)
+    d[0] = 2.0 * w[0]
+    for p in range(1, w.size - 1):
+        d[p] = 2.0 * w[p] - d[p - 1]
+    scale = float(w.sum())
+    if np.any(d <= 1e-9 * scale) or abs(d[-1] - 2.0 * w[-1]) > 1e-8 * scale:
+        raise ValueError("the weights are not trapezoidal weights of an increasing grid (the curve kernels of "
+                         "fdakpl receive those); SmoothedLinear needs curves given as DataArrays on a grid")
+    return np.concatenate([[0.0], np.cumsum(d)])
+
+
+class SmoothedLinear(Kernel):
+    """Linear kernel on Gaussian-smoothed curves: ``<S x, S x'>`` in L2.
+
+    ``(S x)(s) = sum_q w_q g(s - s_q) x(s_q) / sum_q w_q g(s - s_q)`` is the
+    Nadaraya--Watson smoother with a Gaussian ``g`` of standard deviation
+    ``bandwidth`` (in the units of the curve's locations) and the curve's
+    quadrature weights ``w``. ``bandwidth = 0`` is :class:`Linear`. The
+    coefficient surface of a fit with this kernel is ``W^{-1} S^T W S``
+    applied to the span of the training curves, hence smooth in ``s`` at the
+    scale of the bandwidth (:func:`fdakpl.results.surface_inference.select_smoothing`
+    chooses it by the curve-level criterion used for lambda).
+
+    Parameters
+    ----------
+    bandwidth : float
+        Standard deviation of the Gaussian smoother, >= 0.
+
+    Examples
+    --------
+    >>> w = np.full(5, 0.25); w[[0, -1]] = 0.125
+    >>> X = np.array([[0.0, 1.0, 0.0, 1.0, 0.0]])
+    >>> bool(np.isclose(SmoothedLinear(0.0)(X, weights=w)[0, 0], Linear()(X, weights=w)[0, 0]))
+    True
+    >>> bool(SmoothedLinear(0.3)(X, weights=w)[0, 0] < Linear()(X, weights=w)[0, 0])
+    True
+    """
+
+    def __init__(self, bandwidth: float = 0.05) -> None:
+        if not np.isfinite(bandwidth) or bandwidth < 0:
+            raise ValueError(f"SmoothedLinear kernel: bandwidth must be >= 0, got {bandwidth}")
+        self.bandwidth = float(bandwidth)
+
+    def smoother(self, weights: Any) -> np.ndarray:
+        """The ``m x m`` smoothing matrix ``S`` for curves with quadrature ``weights``.
+
+        ``weights`` may be an integer ``m`` (plain vectors: locations ``0, ..., m - 1``, unit weights).
+        """
+        if np.ndim(weights) == 0:
+            w, s = np.ones(int(weights)), np.arange(int(weights), dtype=float)
+        else:
+            w = np.asarray(weights, dtype=float)
+            s = grid_from_weights(w) if self.bandwidth > 0 else None
+        if self.bandwidth == 0.0:
+            return np.eye(w.size)
+        G = np.exp(-0.5 * ((s[:, None] - s[None, :]) / self.bandwidth) ** 2) * w[None, :]
+        return G / G.sum(axis=1, keepdims=True)
+
+    def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        S = self.smoother(X.shape[1] if w is None else w)
+        wv = np.ones(X.shape[1]) if w is None else np.asarray(w, dtype=float)
+        return ((X @ S.T) * wv) @ (Y @ S.T).T
 
     def diagonal_bound(self) -> float:
         return float("inf")

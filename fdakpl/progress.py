@@ -15,7 +15,7 @@ T = TypeVar("T")
 
 _ENABLED: bool | None = None
 
-__all__ = ["progress", "set_enabled"]
+__all__ = ["progress", "progress_enabled", "set_enabled"]
 
 
 def set_enabled(flag: bool | None) -> None:
@@ -27,6 +27,18 @@ def set_enabled(flag: bool | None) -> None:
     """
     global _ENABLED
     _ENABLED = flag
+
+
+def progress_enabled(enabled: bool | None = None) -> bool:
+    """Whether a progress bar shows: ``enabled`` (``None``: the package default), and off when
+    ``fdakpl.progress.set_enabled(False)`` or ``FDAKPL_PROGRESS=0`` or standard error is not a terminal.
+
+    Examples
+    --------
+    >>> progress_enabled(False)
+    False
+    """
+    return bool(enabled) and _default() if enabled is not None else _default()
 
 
 def _default() -> bool:
@@ -57,7 +69,7 @@ def progress(iterable: Iterable[T], desc: str = "", enabled: bool | None = True,
     >>> list(progress(range(3), enabled=False))
     [0, 1, 2]
     """
-    show = bool(enabled) and _default() if enabled is not None else _default()
+    show = progress_enabled(enabled)
     if not show:
         yield from iterable
         return

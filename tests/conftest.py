@@ -31,9 +31,18 @@ _LD = os.environ.get("LD_LIBRARY_PATH")
 
 @pytest.fixture(autouse=True)
 def _restore_ld_library_path():
-    """Tests that start R through rpy2 must not leak R's LD_LIBRARY_PATH into later subprocesses."""
+    """Tests that start R through rpy2 must not leak R's LD_LIBRARY_PATH into later subprocesses.
+
+    Restored before each test too: importing rpy2 while collecting (test modules, doctests) sets it, and with
+    Debian's libpython on that path a subprocess ``python -m sphinx`` loads the wrong libpython.
+    """
+
+    def restore() -> None:
+        if _LD is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = _LD
+
+    restore()
     yield
-    if _LD is None:
-        os.environ.pop("LD_LIBRARY_PATH", None)
-    else:
-        os.environ["LD_LIBRARY_PATH"] = _LD
+    restore()

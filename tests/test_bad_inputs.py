@@ -18,8 +18,9 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product, functional
-from fdakpl.estimator import check_exact_memory
+from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Product
+from fdakpl.data import functional
+from fdakpl.estimators.kpl import check_exact_memory
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad_inputs.md"
 N, M, P = 12, 20, 15
@@ -201,7 +202,7 @@ def _():
 
 # -- missing and non-finite values
 @_c("nan-input", "NaN in an input curve", ValueError,
-    r"'x' has NaN for samples at positions \[3\].*interpolate_inputs=True")
+    r"'x' has NaN for samples \['id3'\].*interpolate_inputs=True")
 def _():
     ds = _edit(make_data(), "x", (3, 5), np.nan)
     return (lambda: fit(ds)), [ds]
@@ -314,7 +315,7 @@ def _():
     return (lambda: KPLRegressor(lam=True).fit(X, Y, locations=grid)), [X, Y]
 
 
-@_c("lam-unknown", "an unknown lam rule", ValueError, r"lam must be 'gcv', 'loo', 'cv', a number > 0 or a grid")
+@_c("lam-unknown", "an unknown lam rule", ValueError, r"lam must be 'loo', 'gcv', 'cv', a number > 0 or a grid")
 def _():
     ds = make_data()
     return (lambda: fit(ds, lam="aic")), [ds]

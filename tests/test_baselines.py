@@ -20,7 +20,7 @@ from fdakpl.baselines import (
     fkrr_system,
     random_fourier_features,
 )
-from fdakpl.functional import to_long
+from fdakpl.data.functional import to_long
 
 from .conftest import make_problem
 

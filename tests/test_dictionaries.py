@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import pywt
 
+from fdakpl.data.functional import Observations
 from fdakpl.dictionaries import (
     FPCA,
     BSpline,
@@ -12,7 +13,6 @@ from fdakpl.dictionaries import (
     Wavelet,
     make_dictionary,
 )
-from fdakpl.functional import Observations
 
 
 def _fine_gram(dic, n=200_001):

@@ -5,19 +5,29 @@
 * One version (``pyproject.toml``) is what the installed package, ``CITATION.cff`` and
   ``CHANGELOG.md`` say; the license and the data notice are there.
 * The vignette extension of ``docs/conf.py`` lists whatever ``vignettes/*.py`` exist.
+* Every ```` ```python ```` block of ``README.md`` runs too (one namespace, in order).
 * ``-m docs``: the Sphinx build itself, with warnings as errors, as CI runs it
   (``sphinx-build -W --keep-going -b html docs docs/_build/html``): API pages for every public
-  module, executed vignettes and guide pages without errors.
+  module, executed vignettes and guide pages without errors; and the formulas of the built pages
+  render in headless Chromium from the site's own copy of MathJax, with no network.
+* MathJax served from the site (``docs/_ext/fdakpl_mathjax.py``): a one-page site renders its
+  formulas in headless Chromium. Without Chromium these checks skip locally, and fail in CI.
 """
 
 from __future__ import annotations
 
+import functools
+import http.server
 import importlib
 import os
 import pkgutil
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -46,6 +56,18 @@ def test_python_blocks_are_found() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
 def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_blocks(page, tmp_path, monkeypatch)
+
+
+def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Python block of README.md runs, in order, in one namespace (as a reader pastes them)."""
+    blocks = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(blocks) >= 6
+    run_blocks(ROOT / "README.md", tmp_path, monkeypatch)
+
+
+def run_blocks(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the ```` ```python ```` blocks of ``page`` in one namespace, from an empty directory."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -205,8 +227,9 @@ def public_modules() -> list[str]:
     return names
 
 
-@pytest.mark.docs
-def test_sphinx_build() -> None:
+@pytest.fixture(scope="module")
+def built_site() -> Path:
+    """The Sphinx build, as CI runs it (once per test session)."""
     out = DOCS / "_build" / "html"
     env = {**os.environ, "FDAKPL_PROGRESS": "0"}
     proc = subprocess.run(
@@ -214,6 +237,12 @@ def test_sphinx_build() -> None:
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
+    return out
+
+
+@pytest.mark.docs
+def test_sphinx_build(built_site: Path) -> None:
+    out = built_site
     api = out / "api" / "generated"
     missing = [m for m in public_modules() if not (api / f"{m}.html").is_file()]
     assert not missing, f"modules without an API page: {missing}"
@@ -223,5 +252,162 @@ def test_sphinx_build() -> None:
         assert "Traceback" not in page.read_text(encoding="utf-8")
     summary = (out / "guide" / "summary.html").read_text(encoding="utf-8")
     assert "Excess-risk diagnostics" in summary and "Traceback" not in summary
-    assert "MathJax" in (out / "index.html").read_text(encoding="utf-8") or "mathjax" in (
-        out / "index.html").read_text(encoding="utf-8")
+    assert "<table" in summary and "<pre>                  Functional regression" not in summary  # HTML tables
+    assert (out / "_static" / "mathjax" / "MathJax.js").is_file()  # served by the site, not a CDN
+    assert "cdn.jsdelivr.net" not in (out / "guide" / "summary.html").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# formulas render offline (headless Chromium, the site's own MathJax)
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium() -> str:
+    """The Chromium executable; skips the test locally without it, fails in CI (tools/test-all installs it)."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if exe is None:
+        message = "headless Chromium is needed to check that formulas render (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; tools/test-all installs it in CI")
+        pytest.skip(f"{message}: the offline-math check did not run")
+    return exe
+
+
+def rendered_dom(site: Path, page: str, budget_ms: int = 20000, width: int = 1280) -> tuple[str, list[str]]:
+    """The DOM of ``site/page`` after its scripts ran in headless Chromium, served on localhost only.
+
+    Returns the DOM and the paths that the page asked for but the site lacks (404).
+    """
+    missing: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, fmt: str, *args: object) -> None:
+            if len(args) > 1 and str(args[1]) == "404":
+                missing.append(str(args[0]))
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with tempfile.TemporaryDirectory() as profile:
+            proc = subprocess.run(
+                [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
+                 f"--window-size={width},1600", "--hide-scrollbars",
+                 "--dump-dom", f"http://127.0.0.1:{server.server_address[1]}/{page}"],
+                capture_output=True, text=True, timeout=180)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 0 and "</html>" in proc.stdout, proc.stderr[-2000:]
+    return proc.stdout, [m for m in missing if "favicon" not in m]
+
+
+_PROBE = """<script>window.addEventListener("load", function () { setTimeout(function () {
+  var wide = [];
+  document.querySelectorAll("%s").forEach(function (e) {
+    var box = e.closest(".cell_output") || e.parentElement;
+    if (e.getBoundingClientRect().right > box.getBoundingClientRect().right + 1 || e.scrollWidth > e.clientWidth + 1)
+      wide.push(e.tagName + ":" + Math.round(e.getBoundingClientRect().width) + ">" + box.clientWidth);
+  });
+  document.body.setAttribute("data-too-wide", wide.join(" ") || "none");
+}, 500); });</script>"""
+
+
+def too_wide(site: Path, page: str, selector: str, width: int) -> str:
+    """Elements matching ``selector`` wider than their output area at a window ``width`` pixels wide."""
+    path = site / page
+    probe = path.with_name(f"_probe_{path.name}")  # same directory: the page's relative links still work
+    probe.write_text(path.read_text(encoding="utf-8").replace("</body>", _PROBE % selector + "</body>"),
+                     encoding="utf-8")
+    try:
+        dom, _ = rendered_dom(site, probe.relative_to(site).as_posix(), width=width)
+    finally:
+        probe.unlink()
+    found = re.search(r'data-too-wide="([^"]*)"', dom)
+    assert found, "the probe did not run"
+    return found.group(1)
+
+
+class _VisibleText(HTMLParser):
+    """The text a reader sees: everything outside ``<script>`` and ``<style>``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skip = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.skip -= tag in ("script", "style") and self.skip > 0
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.parts.append(data)
+
+
+def math_problems(dom: str) -> list[str]:
+    """What is wrong with the formulas of a rendered page: raw TeX left, MathJax errors, nothing typeset."""
+    parser = _VisibleText()
+    parser.feed(dom)
+    text = "".join(parser.parts)
+    problems = [f"raw TeX left: ...{text[max(0, m.start() - 40):m.start() + 40]!r}..."
+                for m in re.finditer(r"\\\(|\\\[", text)][:5]
+    if 'class="mjx-merror' in dom or "Math Processing Error" in text:
+        problems.append("MathJax reports an error (an unknown macro?)")
+    if 'class="math' in dom and "mjx-chtml" not in dom:
+        problems.append("no formula was typeset")
+    return problems
+
+
+def test_math_problems_detects_raw_tex() -> None:
+    assert math_problems('<p><span class="math">\\(\\lambda\\)</span></p>')
+    assert not math_problems('<script>MathJax.Hub.Config({"inlineMath": [["\\(", "\\)"]]})</script>'
+                             '<p><span class="math"><span class="mjx-chtml">λ</span></span></p>')
+
+
+def test_mathjax_is_served_by_a_small_site(tmp_path: Path) -> None:
+    """The docs' MathJax extension on a one-page site: formulas render offline in headless Chromium."""
+    pytest.importorskip("myst_parser", reason="the documentation's packages: pip install -e '.[docs]'")
+    chromium()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(DOCS / '_ext')!r})\n"
+        "extensions = ['sphinx.ext.mathjax', 'myst_parser', 'fdakpl_mathjax']\n"
+        "myst_enable_extensions = ['dollarmath', 'amsmath']\n"
+        "mathjax3_config = {'tex': {'macros': {'R': r'\\mathbb{R}', 'argmin': r'\\operatorname*{arg\\,min}'}}}\n",
+        encoding="utf-8")
+    (src / "index.md").write_text("# Math\n\nInline $\\lambda \\in \\R$ and $\\argmin_h \\|h\\|$.\n\n"
+                                  "$$\n\\frac{B_0}{\\sqrt d} + \\mathcal R(\\Phi \\circ h)\n$$\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "_static/mathjax/MathJax.js" in page and "://" not in page.split("MathJax.js")[0].rsplit("src=", 1)[-1]
+    dom, missing = rendered_dom(tmp_path / "out", "index.html")
+    assert not math_problems(dom), math_problems(dom)
+    assert dom.count('class="mjx-chtml MJXc-display"') == 1 and not missing, missing
+
+
+@pytest.mark.docs
+@pytest.mark.parametrize("width", [1280, 900])
+def test_summary_tables_fit_the_page(built_site: Path, width: int) -> None:
+    """The guide's executed summary shows HTML tables that fit the page: no horizontal scrollbar."""
+    page = (built_site / "guide" / "summary.html").read_text(encoding="utf-8")
+    assert page.count('<table class="fdakpl-summary"') >= 3  # model, fit, diagnostics (and term importance)
+    assert too_wide(built_site, "guide/summary.html", "table.fdakpl-summary, div.fdakpl-summary", width) == "none"
+
+
+@pytest.mark.docs
+def test_math_renders_offline(built_site: Path) -> None:
+    """Open the built pages that have formulas in headless Chromium: every formula is typeset."""
+    pages = [p for p in sorted([built_site / "index.html", *(built_site / "guide").glob("*.html")])
+             if 'class="math' in p.read_text(encoding="utf-8")]
+    assert any(p.name == "summary.html" for p in pages)
+    for path in pages:
+        dom, missing = rendered_dom(built_site, path.relative_to(built_site).as_posix())
+        assert not math_problems(dom), (path.name, math_problems(dom))
+        assert not [m for m in missing if "mathjax" in m], (path.name, missing)

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl.functional import (
+from fdakpl.data.functional import (
     Observations,
     from_long,
     observations_from_long,

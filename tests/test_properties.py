@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from fdakpl import Fourier, Gaussian, KPLRegressor, Wavelet
-from fdakpl.functional import Observations, from_long, observations_from_long, to_long
-from fdakpl.solvers import brute_force_ridge, decompose, ridge_coef, ridge_sylvester
+from fdakpl.data.functional import Observations, from_long, observations_from_long, to_long
+from fdakpl.solvers.closed_form import brute_force_ridge, decompose, ridge_coef, ridge_sylvester
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, width=64)
@@ -70,7 +70,7 @@ def test_long_form_row_order_does_not_matter(da, rnd):
 
 
 # ----------------------------------------------------------------------------- R <-> xarray
-R_AVAILABLE = importlib.util.find_spec("rpy2") is not None and importlib.util.find_spec("fdakpl.r") is not None
+R_AVAILABLE = importlib.util.find_spec("rpy2") is not None and importlib.util.find_spec("fdakpl.io.r") is not None
 
 
 @st.composite
@@ -90,11 +90,11 @@ def r_datasets(draw):
     return ds, grid
 
 
-@pytest.mark.skipif(not R_AVAILABLE, reason="rpy2 / fdakpl.r (R bridge) is not available")
+@pytest.mark.skipif(not R_AVAILABLE, reason="rpy2 / fdakpl.io.r (R bridge) is not available")
 @SETTINGS
 @given(r_datasets())
 def test_r_xarray_round_trips(data):
-    from fdakpl import r
+    from fdakpl.io import r
 
     ro = pytest.importorskip("rpy2.robjects")
     ds, grid = data

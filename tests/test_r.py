@@ -1,4 +1,4 @@
-"""fdakpl.r (rpy2 converters, reticulate entry points) and the R loaders of the datasets."""
+"""fdakpl.io.r (rpy2 converters, reticulate entry points) and the R loaders of the datasets."""
 
 import shutil
 import subprocess
@@ -11,8 +11,9 @@ import xarray as xr
 
 ro = pytest.importorskip("rpy2.robjects", reason="rpy2 is not importable (pip install 'fdakpl[r]', needs R)")
 
-from fdakpl import datasets, r  # noqa: E402
+from fdakpl import datasets  # noqa: E402
 from fdakpl.datasets._dti import bundled_path  # noqa: E402
+from fdakpl.io import r  # noqa: E402
 
 R_DTI = f'local({{e <- new.env(); load("{bundled_path()}", envir = e); e$DTI}})'
 

@@ -7,7 +7,6 @@ import pytest
 import xarray as xr
 
 from fdakpl import FunctionalRegression, Gaussian, KPLRegressor, Laplace, Product, ScaleDecay, Wavelet, datasets
-from fdakpl.diagnostics import excess_risk_bound, lambda_star, required_m, required_n
 
 
 @pytest.fixture(scope="module")
@@ -63,10 +62,10 @@ def test_response_without_location_dim_is_refused(dti):
 
 # ----------------------------------------------------------------------------- fitting
 def test_gcv_choice_equals_refit_at_chosen_lambda(dti):
-    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, output_matrix=1.5,
-                               interpolate_inputs=True, progress=False).fit()
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, output_matrix=1.5, lam="gcv",
+                               width_grid=None, interpolate_inputs=True, progress=False).fit()
     crit = res.criteria
-    assert res.lam == crit.lams[np.argmin(crit.gcv)]
+    assert res.lam == crit.lams[np.argmin(crit.gcv)] and res.lam_how == "GCV"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = KPLRegressor(dictionary=Wavelet("db3", level=4), kernel=Product({"cca": res.kernels["cca"]}),
@@ -96,7 +95,7 @@ def test_scalar_design_and_kernels(rng):
     assert design.shape == (60, 3)  # C(sex)[f], C(sex)[m], age -- standardised
     np.testing.assert_allclose(design.mean(0), 0, atol=1e-12)
     np.testing.assert_allclose(design.std(0), 1, atol=1e-12)
-    from fdakpl.functional import quadrature_weights
+    from fdakpl.data.functional import quadrature_weights
 
     w = quadrature_weights(ds.s.values)
     K = Gaussian(0.3)(ds.x.values, None, w) * Laplace(2.0)(design)
@@ -118,8 +117,10 @@ def test_lambda_options(rng):
     assert fixed.lam == 1e-3 and fixed.lam_how == "fixed"
     loo = FunctionalRegression("y ~ x", ds, lam="loo", lam_grid=grid, progress=False).fit()
     assert loo.lam == grid[np.argmin(loo.criteria.loo)] and loo.lam_how == "leave-one-curve-out"
-    g = FunctionalRegression("y ~ x", ds, lam=grid, progress=False).fit()
-    assert g.lam == grid[np.argmin(g.criteria.gcv)]
+    g = FunctionalRegression("y ~ x", ds, lam=grid, progress=False).fit()  # a grid: chosen by leave-one-curve-out
+    assert g.lam == grid[np.argmin(g.criteria.loo)] and g.lam_how == "leave-one-curve-out"
+    gcv = FunctionalRegression("y ~ x", ds, lam="gcv", lam_grid=grid, progress=False).fit()
+    assert gcv.lam == grid[np.argmin(gcv.criteria.gcv)] and gcv.lam_how == "GCV"
     cv1 = FunctionalRegression("y ~ x", ds, lam="cv", lam_grid=grid, random_state=1, n_jobs=1, progress=False).fit()
     cv2 = FunctionalRegression("y ~ x", ds, lam="cv", lam_grid=grid, random_state=1, n_jobs=2, progress=False).fit()
     assert cv1.lam == cv2.lam and np.array_equal(cv1.cv_result["scores"], cv2.cv_result["scores"])
@@ -146,52 +147,12 @@ def test_summary_and_html(dti):
     res = FunctionalRegression("rcst ~ cca + C(sex)", dti, dictionary="db3", levels=4, output_matrix=1.5,
                                interpolate_inputs=True, progress=False).fit()
     text = str(res.summary())
-    for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "plug-in", "GCV", "Integrated R2", "Riesz C_phi",
-                "lambda*", "Bound on excess risk", "m >= sqrt(n)", "ScaleDecay(b=1.5)", "filled 2 missing"):
+    for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "plug-in", "leave-one-curve-out", "LOO score",
+                "Width of cca", "Width of scalars", "Integrated R2", "Riesz C_phi",
+                "lambda*", "Bound at lambda*", "m >= sqrt(n)", "ScaleDecay(b=1.5)", "filled 2 missing"):
         assert key in text, key
     html = res._repr_html_()
     assert "<table" in html and "Excess-risk diagnostics" in html
-
-
-def test_diagnostics_constants_by_hand(dti):
-    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, lam=1e-3, interpolate_inputs=True,
-                               progress=False).fit()
-    d = res.diagnostics()
-    est = res.estimator
-    ev = np.linalg.eigvalsh(est.gram_)
-    assert d["C_phi"] == pytest.approx(np.sqrt(ev.max()))
-    A = est.coef_
-    assert d["R"] == pytest.approx(np.sqrt(np.trace(A.T @ est.K_ @ A @ est.B_)))
-    y = dti.rcst.values
-    assert d["L"] == pytest.approx(np.nanmax(np.abs(y - res.mean_function.values)))
-    assert d["m_min"] == int(np.isfinite(y).sum(1).min())
-    kappa, C, L, R, M, n, m, dd = d["kappa"], d["C_phi"], d["L"], d["R"], d["M"], 100, d["m_min"], d["d"]
-    B0 = (L + np.sqrt(kappa) * C * R) ** 2
-    B1 = kappa * C**2 * R**2
-    Cd = L * M / C
-    B2 = 18 * np.sqrt(dd) * (Cd + R / np.sqrt(dd)) ** 2
-    B3 = B2 - 18 * R**2 / np.sqrt(dd)
-    B4 = 81 / 2 * (B0 / np.sqrt(dd) + B1 * np.sqrt(dd))
-    hand = (B2 * np.sqrt(n) / m**2 + B3 / m**1.5 + 9 * Cd**2 / (2 * np.sqrt(n) * m) + B4 / np.sqrt(n)) \
-        * np.log(6 / 0.05)
-    assert d["bound"].bound == pytest.approx(hand, rel=1e-12)
-    assert d["lambda_star"] == pytest.approx(6 * kappa * C**2 * np.log(6 / 0.05) * np.sqrt(dd) / np.sqrt(n))
-
-
-def test_bound_formulas_and_planning_by_hand():
-    b = excess_risk_bound(400, 9, kappa=2.0, C_phi=1.5, L=0.5, R=3.0)
-    B0 = (0.5 + np.sqrt(2) * 1.5 * 3) ** 2
-    B1 = 2 * 1.5**2 * 9
-    assert b.bound == pytest.approx(27 * (B0 / 3 + B1 * 3) * np.log(4 / 0.05) / 20)
-    assert lambda_star(400, 9, 2.0, 1.5) == pytest.approx(6 * 2 * 2.25 * np.log(80) * 3 / 20)
-    n = required_n(b.bound, 9, kappa=2.0, C_phi=1.5, L=0.5, R=3.0)
-    assert n == pytest.approx(400, abs=1)
-    m = required_m(100.0, 10_000, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, M=2.0)
-    at = excess_risk_bound(10_000, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, m=m, M=2.0).bound
-    before = excess_risk_bound(10_000, 4, kappa=1.0, C_phi=1.0, L=1.0, R=1.0, m=m - 1, M=2.0).bound
-    assert at <= 100.0 < before
-    with pytest.raises(ValueError, match="eta must be in"):
-        excess_risk_bound(10, 2, kappa=1, C_phi=1, L=1, R=1, eta=1.5)
 
 
 # ----------------------------------------------------------------------------- beyond the paper
@@ -204,7 +165,7 @@ def test_conformal_coverage_by_simulation(kind):
         ds = _toy(r, n=70, m=20, noise=0.3)
         new = _toy(r, n=40, m=20, noise=0.3)
         res = FunctionalRegression("y ~ x", ds, dictionary="fourier", kernel=Gaussian(0.5), lam=1e-3,
-                                   progress=False).fit()
+                                   b_grid=None, progress=False).fit()  # hyper-parameters fixed before the split
         lo, hi, _ = res.prediction_bands(new, alpha=alpha, kind=kind, calibration=0.5, random_state=rep)
         inside = (new.y.values >= lo.values) & (new.y.values <= hi.values)
         covered.append(inside.mean() if kind == "pointwise" else inside.all(axis=1).mean())
@@ -215,12 +176,28 @@ def test_permutation_test_detects_association_and_not_noise(rng):
     ds = _toy(rng, n=50, m=20, noise=0.2)
     res = FunctionalRegression("y ~ x", ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
     out = res.permutation_test("x", n_permutations=49, random_state=0, progress=False)
-    assert out["p_value"] == pytest.approx(1 / 50)
+    assert out.pvalue == pytest.approx(1 / 50)
     null_ds = ds.assign(y=(("sample", "t"), rng.normal(size=(50, 20))))
     res0 = FunctionalRegression("y ~ x", null_ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
-    assert res0.permutation_test("x", n_permutations=49, random_state=0, progress=False)["p_value"] > 0.05
+    assert res0.permutation_test("x", n_permutations=49, random_state=0, progress=False).pvalue > 0.05
     with pytest.raises(ValueError, match="not a term"):
         res.permutation_test("z")
+
+
+def test_permutation_test_result_reads_like_scipy(rng):
+    ds = _toy(rng, n=30, m=15, noise=0.2)
+    res = FunctionalRegression("y ~ x", ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
+    out = res.permutation_test("x", n_permutations=19, random_state=0, progress=False)
+    assert out.statistic == pytest.approx(float(res._at_lam().loo[0]))  # the exact LOO error at the fit
+    assert out.null_distribution.shape == (19,) and out.n_permutations == 19
+    assert out.pvalue == (1 + np.sum(out.null_distribution <= out.statistic)) / 20
+    text = str(out)
+    assert "no association between y and x" in text and f"p-value: {out.pvalue:.4g}" in text
+    assert "array(" not in text and len(text.splitlines()) == 4 and "pvalue=" in repr(out)
+    with pytest.warns(DeprecationWarning, match="result.pvalue"):
+        assert out["p_value"] == out.pvalue  # the dict keys of earlier versions still read
+    with pytest.raises(KeyError, match="null_distribution"):
+        out["nope"]
 
 
 def test_plot_overview(dti, tmp_path):
@@ -238,7 +215,7 @@ def test_approximate_kernel_through_the_front_end(dti):
 
     grid = np.geomspace(1e-5, 1e-1, 9)
     exact = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True,
-                                 lam=1e-3, progress=False).fit()
+                                 lam=1e-3, width_grid=None, b_grid=None, progress=False).fit()
     full = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True, lam=1e-3,
                                 approx=Nystroem(100, random_state=0), progress=False).fit()
     np.testing.assert_allclose(full.fitted.values, exact.fitted.values, rtol=1e-6, atol=1e-8)
@@ -247,4 +224,4 @@ def test_approximate_kernel_through_the_front_end(dti):
                                  lam=grid, approx=Nystroem(30, random_state=0), progress=False).fit()
     assert small.lam in grid and "Nystr" in small.solver_reason and "Nystr" in str(small.summary())
     with pytest.raises(ValueError, match="not available with approx="):
-        FunctionalRegression("rcst ~ cca", dti, interpolate_inputs=True, approx=Nystroem(30), lam="loo").fit()
+        FunctionalRegression("rcst ~ cca", dti, interpolate_inputs=True, approx=Nystroem(30), lam="cv").fit()

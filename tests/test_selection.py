@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, ScaleDecay
-from fdakpl.estimator import integration_weights
-from fdakpl.functional import Observations
+from fdakpl.data.functional import Observations
+from fdakpl.data.integration import integration_weights
 from fdakpl.selection import check_edge, kfold_path, ridge_path
 
 from .conftest import make_problem

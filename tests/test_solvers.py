@@ -5,8 +5,8 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge
 
 from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Matrix, ScaleDecay, Wavelet
-from fdakpl.functional import Observations, quadrature_weights
-from fdakpl.solvers import brute_force_ridge, decompose, project_observations, ridge_coef, ridge_sylvester
+from fdakpl.data.functional import Observations, quadrature_weights
+from fdakpl.solvers.closed_form import brute_force_ridge, decompose, project_observations, ridge_coef, ridge_sylvester
 
 from .conftest import make_problem
 

@@ -9,8 +9,8 @@ import pytest
 import xarray as xr
 
 from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Learned, RandomFourier, Wavelet
-from fdakpl.functional import Observations
-from fdakpl.solvers import brute_force_ridge, decompose, ridge_coef, ridge_sylvester
+from fdakpl.data.functional import Observations
+from fdakpl.solvers.closed_form import brute_force_ridge, decompose, ridge_coef, ridge_sylvester
 
 mp = pytest.importorskip("mpmath", reason="mpmath gives the extended-precision reference")
 
@@ -249,8 +249,8 @@ def test_same_seed_gives_bit_identical_dictionaries_bands_and_tests():
             np.testing.assert_array_equal(u.values, v.values)
     p1 = res.permutation_test("x", n_permutations=5, random_state=2, progress=False)
     p2 = res.permutation_test("x", n_permutations=5, random_state=2, progress=False)
-    np.testing.assert_array_equal(p1["null"], p2["null"])
-    assert p1["p_value"] == p2["p_value"]
+    np.testing.assert_array_equal(p1.null_distribution, p2.null_distribution)
+    assert p1.pvalue == p2.pvalue
 
 
 def test_two_fits_in_two_threads_equal_sequential_fits_bit_for_bit():

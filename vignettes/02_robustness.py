@@ -35,9 +35,9 @@ import numpy as np
 
 from fdakpl import Fourier, Gaussian, KPLRegressor, Laplace, LogCosh
 from fdakpl.baselines import FunctionalKRR
+from fdakpl.data.functional import Observations
+from fdakpl.data.integration import integration_weights
 from fdakpl.datasets import corrupt, make_toy
-from fdakpl.estimator import integration_weights
-from fdakpl.functional import Observations
 from fdakpl.selection import ridge_path
 
 warnings.simplefilter("ignore", UserWarning)
@@ -98,7 +98,7 @@ def run(kind, level, seed):
         "ridge-iter-KPL": pick(lambda lam: KPLRegressor(Fourier(15), kernel, lam=lam, solver="exact_partial"),
                                grid, train) if partial else None,
         "logcosh-KPL": pick(lambda lam: KPLRegressor(Fourier(15), kernel, lam=lam * gamma / 2,
-                                                     loss=LogCosh(gamma)), grid, train),
+                                                     loss=LogCosh(gamma, relative=False)), grid, train),
         "FKRR": pick(lambda lam: FunctionalKRR(kernel, Laplace(0.5), lam=lam, interpolate_inputs=True), grid, train),
     }
     out = {k: (mse(m, test) if m is not None else np.nan) for k, m in models.items()}

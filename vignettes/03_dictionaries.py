@@ -34,8 +34,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from fdakpl import FPCA, Fourier, FunctionalRegression, Learned, Wavelet, datasets
+from fdakpl.data.functional import Observations, quadrature_weights
 from fdakpl.diagnostics import representation_error
-from fdakpl.functional import Observations, quadrature_weights
 
 warnings.simplefilter("ignore", UserWarning)
 ds = datasets.dti_first_visits()

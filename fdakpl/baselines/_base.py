@@ -19,32 +19,26 @@ from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..functional import SAMPLE, Observations, interpolate_missing, quadrature_weights
-from ..preprocessing import InputSpec, MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
+from ..data.functional import SAMPLE, Observations, interpolate_missing, quadrature_weights
+from ..data.preprocessing import (
+    InputSpec,
+    MeanFunction,
+    check_same_samples,
+    n_samples_of,
+    prepare_inputs,
+    prepare_response,
+)
 
 __all__ = ["FunctionalBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
 
 
-def _check_number(value: Any, name: str, *, positive: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or (positive and value <= 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value}")
-    return value
-
-
-def _check_int(value: Any, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def squared_distances(Xa: Any, Xb: Any, weights: Any) -> np.ndarray:
     """Squared (L2 for curves, Euclidean for vectors) distances between two sets of prepared inputs.
 
     ``Xa``, ``Xb`` and ``weights`` come from
-    :func:`~fdakpl.preprocessing.prepare_inputs`; for a mapping of terms the
+    :func:`~fdakpl.data.preprocessing.prepare_inputs`; for a mapping of terms the
     squared distances of the terms are added.
 
     Examples
@@ -77,7 +71,7 @@ def curve_inputs(Xv: Any, Xw: Any, spec: InputSpec,
 
     Examples
     --------
-    >>> from fdakpl.preprocessing import prepare_inputs
+    >>> from fdakpl.data.preprocessing import prepare_inputs
     >>> vals, w, spec, _ = prepare_inputs(np.zeros((2, 4)))
     >>> curve_inputs(vals, w, spec, "3BE")[1]
     array([0.125, 0.375, 0.625, 0.875])
@@ -166,9 +160,9 @@ class FunctionalBaseline(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like, DataArray or mapping of terms
-            Inputs (see :func:`~fdakpl.preprocessing.prepare_inputs`).
+            Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`).
         Y : DataArray, array or long DataFrame
-            Responses (see :func:`~fdakpl.preprocessing.prepare_response`);
+            Responses (see :func:`~fdakpl.data.preprocessing.prepare_response`);
             NaN marks unobserved points.
         locations : array-like, optional
             Locations of the columns of an array ``Y``.

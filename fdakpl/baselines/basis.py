@@ -6,12 +6,13 @@ from typing import Any
 
 import numpy as np
 
+from ..data.functional import Observations
+from ..data.integration import integration_weights
+from ..data.validation import check_int, check_number
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..estimator import integration_weights
-from ..functional import Observations
 from ..kernels import Gaussian, Kernel
-from ..solvers import project_observations
-from ._base import FunctionalBaseline, _check_int, _check_number, curve_inputs
+from ..solvers.closed_form import project_observations
+from ._base import FunctionalBaseline, curve_inputs
 
 __all__ = ["OneBasisEstimator", "TripleBasisEstimator", "basis_coefficients", "random_fourier_features"]
 
@@ -34,7 +35,7 @@ def basis_coefficients(values: np.ndarray, grid: np.ndarray, weights: np.ndarray
     Examples
     --------
     >>> grid = np.linspace(0, 1, 401); f = Fourier(2, domain=(0, 1)).fit()
-    >>> from fdakpl.functional import quadrature_weights
+    >>> from fdakpl.data.functional import quadrature_weights
     >>> c = basis_coefficients(np.sqrt(2) * np.cos(2 * np.pi * grid)[None], grid, quadrature_weights(grid), f)
     >>> np.round(c, 4)
     array([[0., 1., 0., 0., 0.]])
@@ -105,7 +106,7 @@ class OneBasisEstimator(_ProjectionBase):
         Regularisation (the objective averages the squared losses over samples).
     center : bool, default True
     integration : {"auto", "quadrature", "plugin"}
-        See :func:`fdakpl.estimator.integration_weights`.
+        See :func:`fdakpl.estimators.kpl.integration_weights`.
     domain : (float, float), optional
     interpolate_inputs : bool, default False
 
@@ -141,7 +142,7 @@ class OneBasisEstimator(_ProjectionBase):
         return Gaussian(1.0) if self.kernel is None else self.kernel
 
     def _check_params(self) -> None:
-        _check_number(self.lam, "lam")
+        check_number(self.lam, "lam")
         if not isinstance(self._kernel(), Kernel):
             raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
 
@@ -238,9 +239,9 @@ class TripleBasisEstimator(_ProjectionBase):
         self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
-        _check_number(self.lam, "lam")
-        _check_number(self.sigma, "sigma")
-        _check_int(self.n_features, "n_features")
+        check_number(self.lam, "lam")
+        check_number(self.sigma, "sigma")
+        check_int(self.n_features, "n_features")
 
     def _input_coefficients(self, Xv: Any, Xw: Any) -> np.ndarray:
         vals, grid, w, _ = curve_inputs(Xv, Xw, self.input_spec_, self._method)

@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from ..functional import Observations, quadrature_weights
+from ..data.functional import Observations, quadrature_weights
+from ..data.validation import check_int, check_number
 from ..kernels import Gaussian, Kernel, Laplace
-from ..solvers import decompose, ridge_coef, ridge_sylvester
-from ._base import FunctionalBaseline, _check_int, _check_number, responses_on_grid
+from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
+from ._base import FunctionalBaseline, responses_on_grid
 
 __all__ = ["FunctionalKRR", "fkrr_system"]
 
@@ -114,8 +115,8 @@ class FunctionalKRR(FunctionalBaseline):
         return Laplace(1.0) if self.output_kernel is None else self.output_kernel
 
     def _check_params(self) -> None:
-        _check_number(self.lam, "lam")
-        _check_int(self.n_grid, "n_grid", 2)
+        check_number(self.lam, "lam")
+        check_int(self.n_grid, "n_grid", 2)
         if self.solver not in {"eig", "sylvester"}:
             raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")
         for name, k in (("kernel", self._kernel()), ("output_kernel", self._output_kernel())):

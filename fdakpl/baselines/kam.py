@@ -8,12 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from ..data.functional import Observations, quadrature_weights
+from ..data.validation import check_int, check_number
 from ..dictionaries import FPCA
-from ..functional import Observations, quadrature_weights
 from ..kernels import Gaussian, Kernel
 from ..progress import progress
-from ..solvers import decompose, ridge_coef, ridge_sylvester
-from ._base import FunctionalBaseline, _check_int, _check_number, curve_inputs, responses_on_grid
+from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
+from ._base import FunctionalBaseline, curve_inputs, responses_on_grid
 
 __all__ = ["KernelAdditiveModel", "kam_input_gram", "kam_output_gram"]
 
@@ -192,11 +193,11 @@ class KernelAdditiveModel(FunctionalBaseline):
         return ks  # type: ignore[return-value]
 
     def _check_params(self) -> None:
-        _check_number(self.lam, "lam")
-        _check_int(self.n_components, "n_components")
-        _check_int(self.n_grid, "n_grid", 2)
+        check_number(self.lam, "lam")
+        check_int(self.n_components, "n_components")
+        check_int(self.n_grid, "n_grid", 2)
         if self.input_points is not None:
-            _check_int(self.input_points, "input_points", 2)
+            check_int(self.input_points, "input_points", 2)
         if self.solver not in {"eig", "sylvester"}:
             raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")
         names = ("location_kernel", "output_location_kernel", "value_kernel")

@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..functional import Observations
-from ._base import FunctionalBaseline, _check_number, squared_distances
+from ..data.functional import Observations
+from ..data.validation import check_number
+from ._base import FunctionalBaseline, squared_distances
 
 __all__ = ["KernelEstimator", "nadaraya_watson"]
 
@@ -118,7 +119,7 @@ class KernelEstimator(FunctionalBaseline):
         self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
-        _check_number(self.bandwidth, "bandwidth")
+        check_number(self.bandwidth, "bandwidth")
 
     def _fit(self, Xv: Any, Xw: Any, obs: Observations, domain: tuple[float, float]) -> None:
         if obs.grid is not None and obs.grid_index is not None:

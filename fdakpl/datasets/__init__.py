@@ -20,3 +20,8 @@ __all__ += ["CORRUPTIONS", "corrupt", "make_toy", "noise_for_snr", "signal_to_no
 
 # real data of fda.usc (aemet, poblenou) and FDboost (emotion), bundled (fdakpl.datasets._bundled)
 __all__ += ["load_aemet", "load_emotion", "load_poblenou"]
+
+# simulated linear function-on-function data with a known coefficient surface (fdakpl.datasets.surface)
+from .surface import make_linear_surface, true_surface  # noqa: E402
+
+__all__ += ["make_linear_surface", "true_surface"]

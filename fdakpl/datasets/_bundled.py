@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..functional import SAMPLE
+from ..data.functional import SAMPLE
 
 __all__ = ["load_aemet", "load_emotion", "load_poblenou"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..functional import SAMPLE
+from ..data.functional import SAMPLE
 
 __all__ = ["DTI_ACKNOWLEDGMENT", "dti_first_visits", "dti_from_columns", "load_dti", "load_refund", "refund_available"]
 
@@ -109,7 +109,7 @@ def _load_with_rdata(path: str) -> xr.Dataset:
 
 
 def _load_with_r(code: str, source: str) -> xr.Dataset:
-    from ..r import r_columns
+    from ..io.r import r_columns
 
     columns, labels, _ = r_columns(code)
     return dti_from_columns(columns, labels, source=source)
@@ -127,7 +127,7 @@ def refund_available() -> bool:
     >>> isinstance(refund_available(), bool)
     True
     """
-    from ..r import _r, rpy2_available
+    from ..io.r import _r, rpy2_available
 
     if not rpy2_available():
         return False
@@ -135,13 +135,13 @@ def refund_available() -> bool:
 
 
 def _require_refund() -> str:
-    from ..r import _r
+    from ..io.r import _r
 
     if not refund_available():
-        from ..r import rpy2_available
+        from ..io.r import rpy2_available
 
         if not rpy2_available():
-            from ..r import _INSTALL_HINT
+            from ..io.r import _INSTALL_HINT
 
             raise ImportError("loading from refund goes through R: " + _INSTALL_HINT)
         libs = ", ".join(str(v) for v in _r(".libPaths()"))
@@ -212,7 +212,7 @@ def load_dti(source: str = "auto") -> xr.Dataset:
 def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
     """Load one of refund's data sets through R (rpy2) as an xarray.Dataset.
 
-    Data frames convert with :func:`fdakpl.r.r_to_xarray` (matrix columns,
+    Data frames convert with :func:`fdakpl.io.r.r_to_xarray` (matrix columns,
     plain or ``I()``, become functional variables); a numeric matrix becomes
     a Dataset with one functional variable named ``name``. For ``"DTI"``
     prefer :func:`load_dti`, which also rescales the locations to ``[0, 1]``
@@ -223,7 +223,7 @@ def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
     name : str
         A data set of refund, e.g. ``"gasoline"``, ``"DTI2"``, ``"cd4"``.
     grids : "index", "unit" or dict
-        Locations of matrix columns (see :func:`fdakpl.r.r_to_xarray`).
+        Locations of matrix columns (see :func:`fdakpl.io.r.r_to_xarray`).
 
     Returns
     -------
@@ -245,7 +245,7 @@ def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
     >>> if refund_available():
     ...     _ = load_refund("DTI")
     """
-    from ..r import _r, r_to_xarray
+    from ..io.r import _r, r_to_xarray
 
     version = _require_refund()
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z.][A-Za-z0-9._]*", name):

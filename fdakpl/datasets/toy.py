@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 from scipy.interpolate import BSpline
 
-from ..functional import SAMPLE, location_dim, validate_functional
+from ..data.functional import SAMPLE, location_dim, validate_functional
 
 __all__ = ["CORRUPTIONS", "corrupt", "make_toy", "noise_for_snr", "signal_to_noise"]
 

@@ -1,5 +1,5 @@
 # From an R data.frame with matrix columns (or a list) to the plain matrices
-# and vectors that fdakpl.r.dataset_from_columns() takes on the Python side.
+# and vectors that fdakpl.io.r.dataset_from_columns() takes on the Python side.
 # Neither reticulate nor rpy2 converts a data.frame with matrix columns, so
 # each column goes separately: matrices as numeric matrices (NA -> NaN),
 # numbers as numeric vectors, factors (and characters) as 1-based codes plus

@@ -49,7 +49,7 @@ kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, 
                           lam = lambda, loss = loss,
                           output_matrix = output_matrix, combine = combine, center = center, solver = solver,
                           interpolate_inputs = interpolate_inputs, ...)
-  bridge <- fdakpl_python("r")
+  bridge <- fdakpl_python("io.r")
   res <- py_call(do.call(bridge$fit_from_r, c(list(formula_string(formula), prepared$columns,
                                                    sample_labels = prepared$labels, grids = grids,
                                                    factor_levels = prepared$levels), kwargs)))
@@ -156,7 +156,7 @@ predict.kpl <- function(object, newdata = NULL, at = NULL, format = c("matrix", 
       message = "the Python side of this model is gone (Python objects do not survive saveRDS() or a new R session); refit it with kpl()",
       call = sys.call())))
   }
-  bridge <- fdakpl_python("r")
+  bridge <- fdakpl_python("io.r")
   at_py <- if (is.null(at)) NULL else reticulate::np_array(as.double(at))
   if (is.null(newdata)) {
     out <- py_call(bridge$predict_from_r(object$py, at = at_py))

@@ -1,7 +1,7 @@
-# What the Python side receives from R's data (through fdakpl.r.dataset_from_columns).
+# What the Python side receives from R's data (through fdakpl.io.r.dataset_from_columns).
 to_python <- function(data, vars = names(data), ...) {
   p <- fdakpl:::columns_for_python(data, vars, ...)
-  fdakpl_python("r")$dataset_from_columns(p$columns, p$labels, NULL, p$levels)
+  fdakpl_python("io.r")$dataset_from_columns(p$columns, p$labels, NULL, p$levels)
 }
 
 py_values <- function(ds, name) {  # converted to R by reticulate (1-d arrays keep a dim)

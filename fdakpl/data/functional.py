@@ -15,6 +15,7 @@ never see labels.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ SAMPLE = "sample"
 __all__ = [
     "SAMPLE",
     "Observations",
+    "as_dataset",
     "from_long",
     "interpolate_missing",
     "location_dim",
@@ -450,3 +452,51 @@ def interpolate_missing(values: np.ndarray, grid: np.ndarray, name: str = "input
             raise ValueError(f"{name!r} has a sample with no observed value (row {i}); drop it")
         out[i, ~ok] = np.interp(grid[~ok], grid[ok], out[i, ok])
     return out
+
+
+def as_dataset(data: Any) -> xr.Dataset:
+    """The data of a model as an :class:`xarray.Dataset`: a Dataset as it is, or a mapping of DataArrays
+    (refusing what xarray would silently pad with NaN: different sample labels or location coordinates).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> ds = as_dataset({"a": xr.DataArray([1.0, 2.0], dims="sample")})
+    >>> list(ds.data_vars)
+    ['a']
+    """
+    if isinstance(data, xr.Dataset):
+        return data
+    if isinstance(data, Mapping):
+        _check_mapping(data)
+        return xr.Dataset({k: v for k, v in data.items()})
+    raise TypeError(f"data must be an xarray.Dataset (or a mapping of DataArrays), got {type(data).__name__}")
+
+
+def _check_mapping(data: Mapping) -> None:
+    """Refuse what ``xr.Dataset(mapping)`` would silently pad with NaN: different sample labels, or one
+    location dim with different coordinates in two variables."""
+    samples: tuple[str, set] | None = None
+    dims: dict[str, tuple[str, np.ndarray]] = {}
+    for name, da in data.items():
+        if not isinstance(da, xr.DataArray):
+            continue
+        if SAMPLE in da.coords:
+            labels = set(da[SAMPLE].values.tolist())
+            if samples is not None and labels != samples[1]:
+                raise ValueError(
+                    f"{name!r} and {samples[0]!r} have different sample labels; xarray would pad the missing "
+                    "samples with NaN: select the common samples first, e.g. xr.align(*arrays, join='inner')")
+            samples = samples or (str(name), labels)
+        for dim in da.dims:
+            if dim == SAMPLE or dim not in da.coords:
+                continue
+            coord = np.asarray(da[dim].values)
+            if dim in dims:
+                other, ref = dims[dim]
+                if coord.shape != ref.shape or not np.array_equal(coord, ref):
+                    raise ValueError(
+                        f"{name!r} and {other!r} share the location dim {dim!r} with different coordinates; "
+                        f"give each variable its own dim, e.g. {name}.rename({{{dim!r}: '{dim}_{name}'}})")
+            else:
+                dims[str(dim)] = (str(name), coord)

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .functional import SAMPLE
+from ..data.functional import SAMPLE
 
 __all__ = [
     "dataset_from_columns",
@@ -633,7 +633,7 @@ def fit_from_r(
     >>> res.fitted.sizes["sample"], float(res.lam)
     (100, 0.001)
     """
-    from . import FunctionalRegression  # type: ignore[attr-defined]
+    from ..regression import FunctionalRegression
 
     ds = dataset_from_columns(columns, sample_labels, grids, factor_levels)
     return FunctionalRegression(str(formula), data=ds, **kwargs).fit()

@@ -21,7 +21,7 @@ has the normal equations ``S M G + n lam M B^{-1} = Z^T N`` with
 so one pair of eigendecompositions (``r x r`` and ``d x d``) serves the whole
 lambda path, and the data enter only through the sufficient statistics
 ``Z^T Z``, ``Z^T N`` (and ``N^T N`` for GCV), which are sums over samples and
-therefore accumulate over chunks (:mod:`fdakpl.streaming`). Predicted
+therefore accumulate over chunks (:mod:`fdakpl.solvers.streaming`). Predicted
 coefficients at new inputs are ``Z_new M``. If ``Z Z^T = K`` and
 ``Z_new Z^T = K_new`` (Nyström with every training point as a landmark and an
 invertible ``K``), then ``M = Z^T A B`` for the exact solution ``A`` and the
@@ -59,10 +59,12 @@ import xarray as xr
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from .dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from .functional import SAMPLE, Observations
-from .kernels import Gaussian, Kernel, Product, check_spd, make_output_matrix
-from .preprocessing import MeanFunction, check_same_samples
+from ..data.functional import SAMPLE, Observations
+from ..data.preprocessing import MeanFunction, check_same_samples
+from ..data.validation import check_lam
+from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..kernels import Gaussian, Kernel, Product, check_spd, make_output_matrix
+from ..solvers.closed_form import sym_sqrt
 
 __all__ = [
     "ApproxKPLRegressor",
@@ -209,7 +211,7 @@ class Nystroem(_FeatureMap):
         kernel : Kernel
         take : callable
             ``take(indices) -> (values, weights)``: the prepared inputs (as
-            from :func:`~fdakpl.preprocessing.prepare_inputs`) of the
+            from :func:`~fdakpl.data.preprocessing.prepare_inputs`) of the
             training samples at sorted ``indices``.
         n : int
             Number of training samples.
@@ -430,7 +432,7 @@ class PrimalDecomposition:
     active: np.ndarray
 
     def _denom(self, lam: float) -> np.ndarray:
-        return np.outer(self.t, self.e) + self.n * _check_lam(lam)
+        return np.outer(self.t, self.e) + self.n * check_lam(lam)
 
     def coef(self, lam: float) -> np.ndarray:
         """Primal weights ``M`` (``r x d``): predicted coefficients are ``z(x)^T M``."""
@@ -439,13 +441,13 @@ class PrimalDecomposition:
     def edf(self, lam: float) -> float:
         """Effective degrees of freedom ``sum_{j, l active} t_j e_l / (t_j e_l + n lam)``."""
         te = np.outer(self.t, self.e[self.active])
-        return float(np.sum(te / (te + self.n * _check_lam(lam))))
+        return float(np.sum(te / (te + self.n * check_lam(lam))))
 
     def rss(self, lam: float) -> float:
         """Coefficient-space residual sum of squares (see :meth:`gcv`)."""
         a = self.active
         te = np.outer(self.t, self.e[a])
-        nl = self.n * _check_lam(lam)
+        nl = self.n * check_lam(lam)
         Q2 = self.Q[:, a] ** 2
         val = float(np.sum(self.yy[a] / self.e[a]) - np.sum(Q2 * (te + 2 * nl) / (te + nl) ** 2))
         return max(val, 0.0)
@@ -489,22 +491,6 @@ class PrimalDecomposition:
         return out
 
 
-def _check_lam(lam: Any) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)):
-        raise TypeError(f"lam must be a number > 0, got {lam!r}")
-    lam = float(lam)
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam must be a finite number > 0, got {lam}")
-    return lam
-
-
-def _sym_sqrt(B: np.ndarray) -> np.ndarray:
-    if np.count_nonzero(B - np.diag(np.diag(B))) == 0:
-        return np.diag(np.sqrt(np.diag(B)))
-    w, Q = np.linalg.eigh(B)
-    return (Q * np.sqrt(w)) @ Q.T
-
-
 def primal_decompose(stats: SufficientStats, G: np.ndarray, B: np.ndarray, e_tol: float = 1e-10) -> PrimalDecomposition:
     """Decompose ``Z^T Z`` and ``B^{1/2} G B^{1/2}`` once for a whole lambda path.
 
@@ -532,7 +518,7 @@ def primal_decompose(stats: SufficientStats, G: np.ndarray, B: np.ndarray, e_tol
     S = stats.ZtZ
     t, P = np.linalg.eigh(0.5 * (S + S.T))
     t = np.clip(t, 0.0, None)
-    Bh = _sym_sqrt(B)
+    Bh = sym_sqrt(B)[0]
     C = Bh @ G @ Bh
     e, V = np.linalg.eigh(0.5 * (C + C.T))
     e = np.clip(e, 0.0, None)
@@ -553,7 +539,7 @@ _DEFAULT_LAMS = np.logspace(-8, 0, 33)
 class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     """KPL with an approximate feature map, for many curves, in memory or on dask.
 
-    Same model and API as :class:`~fdakpl.estimator.KPLRegressor` (square
+    Same model and API as :class:`~fdakpl.estimators.kpl.KPLRegressor` (square
     loss, closed form), with ``k(x, x') ~ z(x)^T z(x')`` from ``approx``; the
     fit costs ``O(n r (p + r + d) + r^3)`` time (``p``: input size) and ``O((r + d)^2)`` memory beyond
     one chunk. Inputs and responses may be NumPy arrays (processed
@@ -569,12 +555,17 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     Parameters
     ----------
     dictionary, kernel, output_matrix, center, integration, domain, interpolate_inputs
-        As in :class:`~fdakpl.estimator.KPLRegressor`. A data-dependent
+        As in :class:`~fdakpl.estimators.kpl.KPLRegressor`. A data-dependent
         dictionary (FPCA, learnt) is fitted on a uniform subsample of at most
         ``dictionary_sample`` centred curves.
-    lam : float, "gcv" or array-like
-        A fixed ``lambda > 0``, or candidates for GCV (:meth:`PrimalDecomposition.gcv`);
-        ``"gcv"`` uses ``np.logspace(-8, 0, 33)``.
+    lam : float, "loo", "gcv" or array-like
+        A fixed ``lambda > 0``, or candidates chosen by ``criterion``; ``"loo"`` / ``"gcv"``
+        use ``np.logspace(-8, 0, 33)`` with that criterion.
+    criterion : {"loo", "gcv"}
+        How candidates are chosen: exact leave-one-curve-out given the feature map
+        (:func:`fdakpl.tuning.primal_loo_terms`; one more streaming pass), or GCV on
+        coefficient-space residuals (:meth:`PrimalDecomposition.gcv`; from the statistics alone,
+        but it leaves out single points of dependent curves and undersmooths).
     approx : Nystroem or RandomFourierFeatures, optional
         Default: ``Nystroem(min(300, n))`` with uniform landmarks.
     chunk_size : int
@@ -595,13 +586,15 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     primal_ : PrimalDecomposition
     stats_ : SufficientStats
     lam_ : float
-    lams_, gcv_ : numpy.ndarray or None
-        The candidate lambdas and their GCV values, when lambda was selected.
+    lams_, gcv_, scores_ : numpy.ndarray or None
+        The candidate lambdas, their GCV values and the values of the criterion that chose
+        lambda, when lambda was selected.
+    criterion_ : str or None
     edf_ : float
     approx_description_ : str
         E.g. ``"Nyström, 300 uniform landmarks"``.
     dictionary_, B_, gram_, mean_, integration_, grid_, response_info_, input_spec_, n_samples_fit_
-        As in :class:`~fdakpl.estimator.KPLRegressor`.
+        As in :class:`~fdakpl.estimators.kpl.KPLRegressor`.
 
     Examples
     --------
@@ -619,7 +612,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
                  output_matrix: Any = None, lam: Any = 1e-3, center: bool = True, integration: str = "auto",
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False,
                  approx: Any = None, chunk_size: int = 20_000, dictionary_sample: int = 10_000,
-                 random_state: Any = 0, progress: bool | None = None) -> None:
+                 random_state: Any = 0, progress: bool | None = None, criterion: str = "loo") -> None:
         self.dictionary = dictionary
         self.kernel = kernel
         self.output_matrix = output_matrix
@@ -633,6 +626,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         self.dictionary_sample = dictionary_sample
         self.random_state = random_state
         self.progress = progress
+        self.criterion = criterion
 
     # ------------------------------------------------------------------
     def _kernel(self) -> Kernel:
@@ -644,20 +638,27 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     def _lams(self) -> np.ndarray | None:
         lam = self.lam
         if isinstance(lam, str):
-            if lam != "gcv":
-                raise ValueError(f"lam must be a number > 0, 'gcv' or a sequence of candidates, got {lam!r}")
+            if lam not in {"gcv", "loo"}:
+                raise ValueError(f"lam must be a number > 0, 'loo', 'gcv' or a sequence of candidates, got {lam!r}")
             return _DEFAULT_LAMS
         if np.ndim(lam) == 0:
-            _check_lam(lam)
+            check_lam(lam)
             return None
         lams = np.asarray(lam, dtype=float).ravel()
         if lams.size == 0 or not np.all(np.isfinite(lams)) or np.any(lams <= 0):
             raise ValueError(f"lam candidates must be finite numbers > 0, got {lam!r}")
         return lams
 
+    def _criterion(self) -> str:
+        crit = self.lam if isinstance(self.lam, str) else self.criterion
+        if crit not in {"loo", "gcv"}:
+            raise ValueError(f"criterion must be 'loo' or 'gcv', got {crit!r}")
+        return str(crit)
+
     def _check_params(self) -> None:
         self._kernel()
         self._lams()
+        self._criterion()
         if self.integration not in {"auto", "quadrature", "plugin"}:
             raise ValueError(f"integration must be 'auto', 'quadrature' or 'plugin', got {self.integration!r}")
         for name in ("chunk_size", "dictionary_sample"):
@@ -687,7 +688,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        from . import streaming as st
+        from ..solvers import streaming as st
 
         self._check_params()
         if Y is None:
@@ -739,7 +740,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         self.approx_description_ = fmap.describe()
 
         # pass 2: sufficient statistics
-        from .functional import quadrature_weights
+        from ..data.functional import quadrature_weights
 
         ctx = st.StatsContext(
             features=fmap, layout=inputs.layout, mean=mean_on_grid, phi=dic.evaluate(grid),
@@ -749,10 +750,15 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
 
         lams = self._lams()
         if lams is None:
-            self.lam_, self.lams_, self.gcv_ = float(self.lam), None, None
+            self.lam_, self.lams_, self.gcv_, self.scores_, self.criterion_ = float(self.lam), None, None, None, None
         else:
+            from ..tuning import primal_loo_block
+
             g = self.primal_.gcv(lams)
-            self.lam_, self.lams_, self.gcv_ = float(lams[int(np.argmin(g))]), lams, g
+            self.criterion_ = self._criterion()
+            sc = g if self.criterion_ == "gcv" else st.reduce_pass(
+                plan, primal_loo_block, (ctx, self.primal_, lams), self.progress, "leave-one-curve-out") / n
+            self.lam_, self.lams_, self.gcv_, self.scores_ = float(lams[int(np.argmin(sc))]), lams, g, sc
         self.coef_ = self.primal_.coef(self.lam_)
         self.edf_ = self.primal_.edf(self.lam_)
         self.grid_ = grid
@@ -772,7 +778,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         >>> m.predict_coefficients(X[:3]).shape
         (3, 3)
         """
-        from . import streaming as st
+        from ..solvers import streaming as st
 
         check_is_fitted(self, "coef_")
         inputs = st.as_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
@@ -782,7 +788,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any, at: Any = None) -> Any:
         """Predicted curves at ``at`` (default: the training grid), chunk by chunk.
 
-        Same return types as :meth:`KPLRegressor.predict <fdakpl.estimator.KPLRegressor.predict>`;
+        Same return types as :meth:`KPLRegressor.predict <fdakpl.estimators.kpl.KPLRegressor.predict>`;
         for dask-backed inputs the values are a lazy dask array (call
         ``.compute()``, or write them with ``.to_zarr``).
 
@@ -793,7 +799,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         >>> m.predict(X[:2], at=[0.1, 0.5, 0.9]).shape
         (2, 3)
         """
-        from . import streaming as st
+        from ..solvers import streaming as st
 
         check_is_fitted(self, "coef_")
         theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
@@ -821,7 +827,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         >>> m.score(X, Y) > 0.99
         True
         """
-        from .estimator import KPLRegressor
+        from .kpl import KPLRegressor
 
         return KPLRegressor.score(self, X, y, sample_weight)  # type: ignore[arg-type]
 
@@ -840,11 +846,8 @@ def _subsample(n: int, size: int, random_state: Any) -> np.ndarray:
 
 
 def _mean_function(grid: np.ndarray, sums: np.ndarray, counts: np.ndarray, domain: tuple[float, float]) -> MeanFunction:
-    """The :class:`MeanFunction` of the pointwise means ``sums / counts`` on ``grid``."""
-    ok = counts > 0
-    cols = np.nonzero(ok)[0]
-    pseudo = Observations(np.zeros(cols.size, dtype=np.intp), grid[cols], sums[ok] / counts[ok], 1, grid, cols)
-    return MeanFunction(pseudo, domain)
+    """The :class:`MeanFunction` of the observed values from their ``sums`` and ``counts`` on ``grid``."""
+    return MeanFunction.from_sums(grid, sums, counts, domain)
 
 
 def _warn_unsupported_atoms(q: int, G: np.ndarray) -> None:
@@ -859,11 +862,12 @@ def _warn_unsupported_atoms(q: int, G: np.ndarray) -> None:
 
 
 _FITTED_COPIED = ("coef_", "dictionary_", "B_", "gram_", "mean_", "integration_", "grid_", "response_info_",
-                  "input_spec_", "n_samples_fit_", "n_features_in_", "lam_", "edf_", "approx_description_")
+                  "input_spec_", "n_samples_fit_", "n_features_in_", "lam_", "edf_", "approx_description_",
+                  "criterion_")
 
 
-def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None) -> Any:
-    """Fit a :class:`~fdakpl.estimator.KPLRegressor` whose ``approx`` is set, through :class:`ApproxKPLRegressor`.
+def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None, **overrides: Any) -> Any:
+    """Fit a :class:`~fdakpl.estimators.kpl.KPLRegressor` whose ``approx`` is set, through :class:`ApproxKPLRegressor`.
 
     Used by ``KPLRegressor.fit``: the fitted :class:`ApproxKPLRegressor` is
     stored as ``est.approx_`` (prediction goes through it) and its fitted
@@ -887,7 +891,7 @@ def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None) -> Any:
         raise ValueError(f"approx= has its own primal closed-form solver; use solver='auto' (got solver={solver!r})")
     names = set(ApproxKPLRegressor._get_param_names())
     params = {k: v for k, v in est.get_params(deep=False).items() if k in names}
-    inner = ApproxKPLRegressor(**params).fit(X, Y, locations)
+    inner = ApproxKPLRegressor(**{**params, **overrides}).fit(X, Y, locations)
     est.approx_ = inner
     for name in _FITTED_COPIED:
         setattr(est, name, getattr(inner, name))

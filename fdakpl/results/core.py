@@ -8,15 +8,28 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .diagnostics import dictionary_constants, excess_risk_bound, lambda_star, representation_error
-from .estimator import integration_weights
-from .functional import SAMPLE, Observations, validate_functional
+from ..applicability import bound_applicability, loss_name
+from ..data.functional import SAMPLE, Observations, validate_functional
+from ..data.integration import integration_weights
+from ..diagnostics import (
+    dictionary_constants,
+    excess_risk_bound,
+    kernel_kappa,
+    lambda_star,
+    representation_error,
+)
+from ..notices import InterpolationWarning, said_once
+from .interpretation import InterpretationMixin
+from .permutation import PermutationTestResult
 
 __all__ = ["FunctionalRegressionResults"]
 
 
-class FunctionalRegressionResults:
+class FunctionalRegressionResults(InterpretationMixin):
     """Results of :meth:`fdakpl.FunctionalRegression.fit`.
+
+    Interpretation (surfaces, partial dependence, term importance, their plots) comes from
+    :class:`fdakpl.results.interpretation.InterpretationMixin`.
 
     Attributes
     ----------
@@ -29,7 +42,10 @@ class FunctionalRegressionResults:
     solver, solver_reason : str
         Which solver ran and why.
     criteria : PathCriteria or None
-        GCV / LOO / edf along the lambda grid (closed-form solvers).
+        GCV / LOO / edf along the lambda grid (closed-form solvers; computed when first read).
+    tuning : TuningResult or None
+        The joint choice of kernel widths, ``b`` and lambda (:func:`fdakpl.tuning.tune_closed_form`),
+        with every score; None when only lambda was chosen.
     cv_result : dict or None
         K-fold CV scores when ``lam="cv"``.
     notes : list of str
@@ -46,7 +62,7 @@ class FunctionalRegressionResults:
 
     def __init__(self, *, model: Any, estimator: Any, kernels: dict, solver: str, solver_reason: str, lam: float,
                  lam_how: str, lam_grid: np.ndarray | None, criteria: Any, cv_result: dict | None,
-                 lam_on_edge: bool, notes: list[str], fit_seconds: float) -> None:
+                 lam_on_edge: bool, notes: list[str], fit_seconds: float, tuning: Any = None) -> None:
         self.model = model
         self.estimator = estimator
         self.kernels = kernels
@@ -55,12 +71,29 @@ class FunctionalRegressionResults:
         self.lam = float(lam)
         self.lam_how = lam_how
         self.lam_grid = lam_grid
-        self.criteria = criteria
+        self._criteria_path = criteria
+        self.tuning = tuning
         self.cv_result = cv_result
         self.lam_on_edge = lam_on_edge
         self.notes = notes
         self.fit_seconds = fit_seconds
         self._cache: dict[str, Any] = {}
+
+    @property
+    def criteria(self) -> Any:
+        """GCV / leave-one-curve-out / edf along the lambda grid at the chosen kernel and ``B``.
+
+        None for fixed lambda, K-fold CV and the approximate solver.
+        """
+        est = self.estimator
+        path = self.__dict__.get("_criteria_path", self.__dict__.get("criteria"))  # files saved before the lazy path
+        if (path is None and self.lam_grid is not None and self.cv_result is None
+                and getattr(est, "decomposition_", None) is not None):
+            from ..selection import lambda_criteria
+
+            path = lambda_criteria(est, self.response, self.lam_grid)
+        self._criteria_path = path
+        return path
 
     # ------------------------------------------------------------------ data views
     @property
@@ -103,15 +136,11 @@ class FunctionalRegressionResults:
         >>> res.predict(ds.isel(sample=[0, 1]), at=[0.0, 0.5, 1.0]).shape
         (2, 3)
         """
-        import warnings
+        from ..data.functional import as_dataset
 
-        from .formula import _as_dataset
-
-        ds = self.model.data if newdata is None else _as_dataset(newdata)
+        ds = self.model.data if newdata is None else as_dataset(newdata)
         X = self.model.parsed.inputs(ds)
-        with warnings.catch_warnings():
-            if newdata is None:  # already reported when fitting
-                warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
+        with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
             pred = self.estimator.predict(X, at=at)
         if not isinstance(pred, xr.DataArray):
             theta = self.estimator.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
@@ -151,10 +180,10 @@ class FunctionalRegressionResults:
 
     def _at_lam(self):
         if "at_lam" not in self._cache:
-            from .regression import _criteria
+            from ..selection import lambda_criteria
 
             est = self.estimator
-            self._cache["at_lam"] = (_criteria(est, self.response, np.array([self.lam]))
+            self._cache["at_lam"] = (lambda_criteria(est, self.response, np.array([self.lam]))
                                      if getattr(est, "decomposition_", None) is not None else None)
         return self._cache["at_lam"]
 
@@ -163,7 +192,7 @@ class FunctionalRegressionResults:
         """Effective degrees of freedom (trace of the smoother; NaN for iterative solvers).
 
         For the approximate (primal) solver, the trace of its coefficient-space smoother
-        (see :meth:`fdakpl.approx.PrimalDecomposition.edf`).
+        (see :meth:`fdakpl.estimators.approx.PrimalDecomposition.edf`).
         """
         c = self._at_lam()
         if c is not None:
@@ -179,11 +208,18 @@ class FunctionalRegressionResults:
 
     @property
     def r2(self) -> float:
-        """Integrated R^2 over all observed points (against the pointwise training mean)."""
-        Y = self.response.values
+        """Integrated R^2 over all observed points, against the training mean curve.
+
+        The mean curve follows the centring rule (:func:`fdakpl.data.preprocessing.location_cells`):
+        pointwise on a common grid, binned and smoothed for irregular (sparse) sampling, where a
+        pointwise mean would copy each location's single value and leave nothing to explain.
+        """
+        from ..data.preprocessing import MeanFunction
+
+        obs = self._obs()
         r = self.resid.values
-        tot = np.nansum((Y - np.nanmean(Y, axis=0)) ** 2)
-        return float(1.0 - np.nansum(r**2) / tot)
+        tot = float(np.sum((obs.value - MeanFunction(obs, self.estimator.response_info_.domain)(obs.location)) ** 2))
+        return float(1.0 - np.nansum(r**2) / tot) if tot > 0 else float("nan")
 
     @property
     def r2_pointwise(self) -> xr.DataArray:
@@ -224,9 +260,9 @@ class FunctionalRegressionResults:
             if dec is not None:
                 s, e = dec.s, dec.e
             elif getattr(est, "K_", None) is not None:
-                from .solvers import _sym_sqrt
+                from ..solvers.closed_form import sym_sqrt
 
-                Bh = _sym_sqrt(est.B_)[0]
+                Bh = sym_sqrt(est.B_)[0]
                 s = np.clip(np.linalg.eigvalsh(est.K_), 0.0, None)
                 e = np.clip(np.linalg.eigvalsh(Bh @ est.gram_ @ Bh), 0.0, None)
             else:  # approximate (primal) solvers hold no n x n kernel matrix
@@ -242,15 +278,23 @@ class FunctionalRegressionResults:
         return dict(self._cache["cond"])
 
     def diagnostics(self, eta: float = 0.05) -> dict[str, Any]:
-        """Constants of section 5, lambda*, the excess-risk bound and its terms, representation error.
+        """Constants of section 5, which bound applies, lambda*, the bound and its terms, representation error.
+
+        ``applicability`` (:class:`~fdakpl.applicability.Applicability`) says which proposition
+        covers the fit and whether its assumptions hold; ``bound`` is ``None`` when none applies.
+        ``bound`` is evaluated at ``lambda*`` with the plug-in constants ``L`` and ``R`` (``R`` at
+        the fitted lambda); ``bound_at_lambda`` is the same inequality at the fitted lambda, only
+        when it is at least ``lambda*`` (the proof's condition). For a domain of length other than
+        1 both bound the excess risk per unit length (see :mod:`fdakpl.diagnostics`).
 
         Examples
         --------
         >>> from fdakpl import FunctionalRegression, datasets
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
         ...                            progress=False).fit()
-        >>> sorted(res.diagnostics())[:3]
-        ['C_phi', 'L', 'M']
+        >>> d = res.diagnostics()
+        >>> d["applicability"].label, d["applicability"].reasons[0][:44]
+        ('5.2 (indicative)', 'm varies from 43 to 55 points per curve; the')
         """
         key = f"diag{eta}"
         if key in self._cache:
@@ -261,8 +305,8 @@ class FunctionalRegressionResults:
         fine = np.linspace(lo, hi, 2001)
         M = float(np.abs(est.dictionary_.evaluate(np.union1d(fine, obs.grid))).max())
         dc = dictionary_constants(est.gram_, M)
-        kernel = est._kernel()
-        kappa = float(kernel.diagonal_bound() * np.linalg.eigvalsh(est.B_).max())
+        kappa, kappa_how = kernel_kappa(est._kernel(), est.B_, K=getattr(est, "K_", None),
+                                        X=getattr(est, "X_fit_", None), weights=getattr(est, "X_weights_", None))
         yc = obs.value - (est.mean_(obs.location) if est.mean_ is not None else 0.0)
         L = float(np.abs(yc).max())
         A = est.coef_
@@ -277,27 +321,41 @@ class FunctionalRegressionResults:
         d = int(est.dictionary_.n_atoms_)
         counts = obs.counts
         fully = obs.fully_observed
+        approx = getattr(est, "approx_", None)
+        app = bound_applicability(
+            loss=loss_name(est.loss), solver=self.solver, fully_observed=fully, integration=est.integration_,
+            approx=None if approx is None else str(getattr(est, "approx_description_", "approximate kernel")),
+            counts=counts, location=obs.location, domain=(lo, hi), grid=obs.grid, grid_index=obs.grid_index,
+            kappa=kappa, kappa_how=kappa_how, riesz=dc["riesz"], normed=dc["normed"])
         m_used = None if fully else float(counts.min())
-        bound = excess_risk_bound(n, d, kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta) \
-            if np.isfinite(kappa) and np.isfinite(R) else None
+        consts = dict(kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta, domain_length=hi - lo)
+        bound = at_lam = None
+        if app.status != "not applicable" and np.isfinite(R):
+            bound = excess_risk_bound(n, d, **consts)
+            if self.lam >= bound.lam_star:
+                at_lam = excess_risk_bound(n, d, lam=self.lam, **consts)
         lam_star = lambda_star(n, d, kappa, dc["C_phi"], eta, partial=not fully) if np.isfinite(kappa) else np.nan
         w, _ = integration_weights(obs.with_values(yc), est.response_info_.domain, est.integration_)
         rep = representation_error(est.dictionary_.evaluate(obs.grid)[obs.grid_index], obs.with_values(yc), w)
         out = {
             "c_phi": dc["c_phi"], "C_phi": dc["C_phi"], "normed": dc["normed"], "riesz": dc["riesz"],
-            "gram_condition": dc["condition"], "kappa": kappa, "M": M, "L": L, "R": R, "n": n, "d": d,
-            "m_min": int(counts.min()), "m_mean": float(counts.mean()), "fully_observed": fully,
+            "gram_condition": dc["condition"], "kappa": kappa, "kappa_how": kappa_how, "M": M, "L": L, "R": R,
+            "n": n, "d": d, "m_min": int(counts.min()), "m_mean": float(counts.mean()), "fully_observed": fully,
             "eta": eta, "lambda_star": lam_star, "lambda_over_lambda_star": self.lam / lam_star if lam_star else np.nan,
-            "bound": bound, "domain_length": hi - lo,
+            "applicability": app, "bound": bound, "bound_at_lambda": at_lam, "domain_length": hi - lo,
             "representation_error_median": float(np.median(rep)), "representation_error_max": float(rep.max()),
-            "consistent_regime": None if fully else bool(counts.min() >= np.sqrt(n)),
+            "sqrt_n_rate": None if fully else bool(counts.min() >= np.sqrt(n)),
         }
         self._cache[key] = out
         return out
 
     # ------------------------------------------------------------------ summary
-    def summary(self, eta: float = 0.05):
+    def summary(self, eta: float = 0.05, importance: Any = "auto"):
         """FDA-style summary (statsmodels ``Summary``: ``print()`` it, or ``.as_html()``).
+
+        ``importance``: the term-importance table (:mod:`fdakpl.results.importance`): ``"auto"`` (19
+        permutations per term up to 300 curves, closed-form fits), ``True`` (99), a number of
+        permutations, or ``False``.
 
         Examples
         --------
@@ -309,10 +367,10 @@ class FunctionalRegressionResults:
         """
         from .summary import build_summary
 
-        return build_summary(self, eta)
+        return build_summary(self, eta, importance)
 
     def save(self, path: Any, *, engine: str | None = None) -> Any:
-        """Save these results to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
+        """Save these results to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
 
         Read them back with :func:`fdakpl.load`; the loaded results predict identically.
 
@@ -326,7 +384,7 @@ class FunctionalRegressionResults:
         >>> again.lam == res.lam
         True
         """
-        from .persistence import save
+        from ..io.netcdf import save
 
         return save(self, path, engine=engine)
 
@@ -432,14 +490,14 @@ class FunctionalRegressionResults:
         parsed = self.model.parsed
         est = clone(self.estimator).set_params(lam=self.lam)
         Y = self.response
-        est.fit(parsed.inputs(ds.isel(sample=fit)), Y.isel(sample=fit))
-        pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
-        r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
-        newds = ds if newdata is None else newdata
-        from .formula import _as_dataset
+        from ..data.functional import as_dataset
 
-        newds = _as_dataset(newds)
-        pred = np.asarray(est.predict(parsed.inputs(newds)))
+        newds = as_dataset(ds if newdata is None else newdata)
+        with said_once(quiet=(InterpolationWarning,)):  # the refit's warnings once; interpolation was noted
+            est.fit(parsed.inputs(ds.isel(sample=fit)), Y.isel(sample=fit))
+            pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
+            pred = np.asarray(est.predict(parsed.inputs(newds)))
+        r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
         if kind == "pointwise":
             half = np.array([_conformal_quantile(col[~np.isnan(col)], alpha) for col in r.T])
         else:
@@ -459,7 +517,7 @@ class FunctionalRegressionResults:
         return da(pred - half, "lower"), da(pred + half, "upper"), da(pred, parsed.response)
 
     def permutation_test(self, term: str, n_permutations: int = 199, random_state: Any = 0,
-                         progress: bool | None = None) -> dict[str, Any]:
+                         progress: bool | None = None) -> PermutationTestResult:
         """Permutation test of no association between the response and one term.
 
         The statistic is the exact leave-one-curve-out error at the fitted
@@ -478,8 +536,9 @@ class FunctionalRegressionResults:
 
         Returns
         -------
-        dict
-            ``statistic``, ``null`` (array), ``p_value``, ``term``.
+        PermutationTestResult
+            ``statistic``, ``pvalue``, ``null_distribution`` (as ``scipy.stats`` results), ``term``;
+            ``print()`` it for a readable report.
 
         Examples
         --------
@@ -487,13 +546,13 @@ class FunctionalRegressionResults:
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
         ...                            progress=False).fit()
         >>> out = res.permutation_test("cca", n_permutations=19, progress=False)
-        >>> 0 < out["p_value"] <= 1
-        True
+        >>> out.null_distribution.shape, 0 < out.pvalue <= 1
+        ((19,), True)
         """
         from sklearn.base import clone
 
-        from .progress import progress as bar
-        from .regression import _criteria
+        from ..progress import progress as bar
+        from ..selection import lambda_criteria
 
         parsed = self.model.parsed
         if term not in parsed.terms:
@@ -503,23 +562,24 @@ class FunctionalRegressionResults:
                              "solver='eig'")
         X = parsed.inputs(self.model.data)
         Y = self.response
-        t_obs = float(_criteria(self.estimator, Y, np.array([self.lam])).loo[0])
+        t_obs = float(lambda_criteria(self.estimator, Y, np.array([self.lam])).loo[0])
         rng = np.random.default_rng(random_state)
         n = Y.sizes[SAMPLE]
         null = np.empty(n_permutations)
         est = clone(self.estimator).set_params(lam=self.lam)
         show = self.model.progress if progress is None else progress
-        for b in bar(range(n_permutations), desc=f"permutation test ({term})", enabled=show):
-            perm = rng.permutation(n)
-            Xp = dict(X)
-            v = X[term]
-            Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values) if isinstance(v, xr.DataArray)
-                        else np.asarray(v)[perm])
-            est.fit(Xp, Y)
-            null[b] = _criteria(est, Y, np.array([self.lam])).loo[0]
+        with said_once(quiet=(InterpolationWarning,)):  # one warning per cause, not one per refit
+            for b in bar(range(n_permutations), desc=f"permutation test ({term})", enabled=show):
+                perm = rng.permutation(n)
+                Xp = dict(X)
+                v = X[term]
+                Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values)
+                            if isinstance(v, xr.DataArray) else np.asarray(v)[perm])
+                est.fit(Xp, Y)
+                null[b] = lambda_criteria(est, Y, np.array([self.lam])).loo[0]
         p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
-        return {"term": term, "statistic": t_obs, "null": null, "p_value": float(p),
-                "n_permutations": n_permutations}
+        return PermutationTestResult(statistic=t_obs, pvalue=float(p), null_distribution=null, term=term,
+                                     response=parsed.response, n_permutations=n_permutations)
 
 
 def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:

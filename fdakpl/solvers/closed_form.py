@@ -22,7 +22,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .functional import Observations
+from ..data.functional import Observations
+from ..data.validation import check_lam
 
 __all__ = [
     "RidgeDecomposition",
@@ -31,6 +32,7 @@ __all__ = [
     "project_observations",
     "ridge_coef",
     "ridge_sylvester",
+    "sym_sqrt",
 ]
 
 
@@ -67,8 +69,16 @@ def project_observations(obs: Observations, phi_at: np.ndarray, weights: np.ndar
     return np.asarray(S @ phi_at)
 
 
-def _sym_sqrt(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``B^{1/2}`` and ``B^{-1/2}`` of a symmetric positive definite matrix."""
+def sym_sqrt(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``B^{1/2}`` and ``B^{-1/2}`` of a symmetric positive definite matrix (diagonal ``B`` without an
+    eigendecomposition).
+
+    Examples
+    --------
+    >>> h, mh = sym_sqrt(np.diag([4.0, 9.0]))
+    >>> np.diag(h), np.diag(mh @ h)
+    (array([2., 3.]), array([1., 1.]))
+    """
     if np.count_nonzero(B - np.diag(np.diag(B))) == 0:
         d = np.diag(B)
         return np.diag(np.sqrt(d)), np.diag(1.0 / np.sqrt(d))
@@ -125,19 +135,12 @@ def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray) -> Rid
         raise ValueError(f"shape mismatch: K {K.shape}, G {G.shape}, B {B.shape}, N {N.shape}")
     s, U = np.linalg.eigh(0.5 * (K + K.T))
     s = np.clip(s, 0.0, None)
-    Bh, Bmh = _sym_sqrt(B)
+    Bh, Bmh = sym_sqrt(B)
     C = Bh @ G @ Bh
     e, V = np.linalg.eigh(0.5 * (C + C.T))
     e = np.clip(e, 0.0, None)
     Nt = U.T @ (N @ Bh) @ V
     return RidgeDecomposition(s, U, e, V, Bh, Bmh, Nt, n, V.T @ Bh, V.T @ Bmh)
-
-
-def _check_lam(lam: float) -> float:
-    lam = float(lam)
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam must be a finite number > 0, got {lam}")
-    return lam
 
 
 def ridge_coef(dec: RidgeDecomposition, lam: float, *, times_B: bool = False) -> np.ndarray:
@@ -151,7 +154,7 @@ def ridge_coef(dec: RidgeDecomposition, lam: float, *, times_B: bool = False) ->
     >>> ridge_coef(dec, 1.0, times_B=True).ravel()
     array([0.5, 0.5])
     """
-    lam = _check_lam(lam)
+    lam = check_lam(lam)
     At = dec.Nt / (np.outer(dec.s, dec.e) + dec.n * lam)
     return dec.U @ (At @ (dec.Vt_B_half if times_B else dec.Vt_B_mhalf))
 
@@ -173,7 +176,7 @@ def ridge_sylvester(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray, 
     >>> np.allclose(A1, ridge_coef(decompose(K, np.eye(1), np.eye(1), N), 0.1))
     True
     """
-    lam = _check_lam(lam)
+    lam = check_lam(lam)
     n = N.shape[0]
     cond = np.linalg.cond(G)
     if not np.isfinite(cond) or cond > max_cond:

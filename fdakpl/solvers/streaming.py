@@ -1,6 +1,6 @@
 """Chunked passes over the samples, in memory or on dask (local scheduler or ``dask.distributed``).
 
-The approximate KPL fit (:mod:`fdakpl.approx`) touches the data only through
+The approximate KPL fit (:mod:`fdakpl.estimators.approx`) touches the data only through
 sums over samples, so it streams:
 
 * :func:`mean_pass` -- sums and counts of the response per grid point (the
@@ -35,9 +35,9 @@ import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 
-from .functional import SAMPLE, interpolate_missing, validate_functional
-from .preprocessing import InputSpec, ResponseInfo, prepare_inputs, prepare_response
-from .progress import progress as _progress
+from ..data.functional import SAMPLE, interpolate_missing, validate_functional
+from ..data.preprocessing import InputSpec, ResponseInfo, prepare_inputs, prepare_response
+from ..progress import progress as _progress
 
 __all__ = [
     "ChunkPlan",
@@ -51,6 +51,7 @@ __all__ = [
     "is_dask",
     "mean_pass",
     "predict_pass",
+    "reduce_pass",
     "stats_pass",
     "take_rows",
 ]
@@ -100,7 +101,7 @@ class InputLayout:
     names : tuple of str or None
         Term names (a mapping / Dataset input), or None for one input.
     weights : array, None or dict
-        Quadrature weights as from :func:`~fdakpl.preprocessing.prepare_inputs`.
+        Quadrature weights as from :func:`~fdakpl.data.preprocessing.prepare_inputs`.
     grids : tuple of numpy.ndarray
         Per term, the locations along axis 1 (for ``interpolate``).
     interpolate : bool
@@ -202,7 +203,7 @@ def _raw_array(v: Any, name: str) -> Any:
 def as_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None = None) -> Inputs:
     """Normalise inputs (arrays, DataArrays, Datasets / mappings of terms; NumPy or dask) without loading them.
 
-    The first samples go through :func:`~fdakpl.preprocessing.prepare_inputs`
+    The first samples go through :func:`~fdakpl.data.preprocessing.prepare_inputs`
     (checks, against ``spec`` when given, and quadrature weights); values are
     validated chunk by chunk later.
 
@@ -260,7 +261,8 @@ def as_response(Y: Any, locations: Any = None, domain: Any = None) -> Response:
     """
     if isinstance(Y, pd.DataFrame):
         raise TypeError("streaming / approximate KPL needs dense responses on a grid (NaN = unobserved); convert "
-                        "long data with fdakpl.functional.from_long(df, grid=...) or use KPLRegressor without approx")
+                        "long data with fdakpl.data.functional.from_long(df, grid=...) or use KPLRegressor "
+                        "without approx")
     if sp.issparse(Y):
         raise TypeError("sparse input is not supported: Y is a sparse matrix; pass Y.toarray()")
     _, info = prepare_response(_head(Y, 2), locations, domain)
@@ -351,9 +353,9 @@ def _tree_sum(parts: list[Any]) -> Any:
 def _compute(obj: Any, enabled: bool | None) -> Any:
     import dask
 
-    from .progress import _default
+    from ..progress import progress_enabled
 
-    show = _default() if enabled is None else bool(enabled) and _default()
+    show = progress_enabled(enabled)
     ctx: Any = contextlib.nullcontext()
     if show:
         from dask.diagnostics import ProgressBar
@@ -481,18 +483,16 @@ def chunk_nu(ctx: StatsContext, y: np.ndarray, start: int = 0) -> np.ndarray:
 def _block_stats(ctx: StatsContext, start: int, limit: bool, *blocks: Any) -> np.ndarray:
     with _blas_limit(limit):
         Xv = ctx.layout.assemble(blocks[:-1], start)
-        Z = ctx.features.transform(Xv, ctx.layout.weights)
-        N = chunk_nu(ctx, blocks[-1], start)
-        F = np.concatenate([Z, N], axis=1)
+        F = np.concatenate([ctx.features.transform(Xv, ctx.layout.weights), chunk_nu(ctx, blocks[-1], start)], axis=1)
         return F.T @ F
 
 
 def stats_pass(plan: ChunkPlan, ctx: StatsContext, progress: bool | None = None) -> Any:
-    """Sufficient statistics :class:`~fdakpl.approx.SufficientStats` summed over the chunks.
+    """Sufficient statistics :class:`~fdakpl.estimators.approx.SufficientStats` summed over the chunks.
 
     Examples
     --------
-    >>> from fdakpl.approx import Nystroem
+    >>> from fdakpl.estimators.approx import Nystroem
     >>> from fdakpl.kernels import Gaussian
     >>> X, Y = np.zeros((4, 1)), np.ones((4, 2))
     >>> inp, resp = as_inputs(X), as_response(Y)
@@ -502,25 +502,35 @@ def stats_pass(plan: ChunkPlan, ctx: StatsContext, progress: bool | None = None)
     array([[4., 4.],
            [4., 4.]])
     """
-    from .approx import SufficientStats
+    from ..estimators.approx import SufficientStats
 
+    T = reduce_pass(plan, _block_stats, ctx, progress, "sufficient statistics")
+    return SufficientStats(np.asarray(T), int(plan.bounds[-1][1]), int(ctx.features.n_features_))
+
+
+def reduce_pass(plan: ChunkPlan, fn: Any, ctx: Any, progress: bool | None = None, desc: str = "pass") -> Any:
+    """Sum of the arrays ``fn(ctx, start, limit_blas, *blocks)`` over the chunks (NumPy loop or dask tree).
+
+    Examples
+    --------
+    >>> inp, resp = as_inputs(np.zeros((5, 1))), as_response(np.ones((5, 2)))
+    >>> reduce_pass(ChunkPlan.of(inp, resp, 2), lambda c, s, lim, x, y: np.nansum(y, axis=0), None)
+    array([5., 5.])
+    """
     if not plan.has_response:
-        raise ValueError("stats_pass needs a plan with a response")
-    r = int(ctx.features.n_features_)
+        raise ValueError("a pass over the samples needs a plan with a response")
     blocks = plan.blocks()
     if not plan.dask:
-        T = None
-        for (s, _), b in zip(plan.bounds, _progress(blocks, "sufficient statistics", progress), strict=True):
-            part = _block_stats(ctx, s, False, *b)
-            T = part if T is None else T + part
-    else:
-        from dask import delayed
+        out = None
+        for (s, _), b in zip(plan.bounds, _progress(blocks, desc, progress), strict=True):
+            part = fn(ctx, s, False, *b)
+            out = part if out is None else out + part
+        return out
+    from dask import delayed
 
-        shared = _shared(ctx)
-        parts = [delayed(_block_stats)(shared, s, True, *b) for (s, _), b in zip(plan.bounds, blocks, strict=True)]
-        T = _compute(_tree_sum(parts), progress)
-    n = plan.bounds[-1][1]
-    return SufficientStats(np.asarray(T), int(n), r)
+    shared = _shared(ctx)
+    parts = [delayed(fn)(shared, s, True, *b) for (s, _), b in zip(plan.bounds, blocks, strict=True)]
+    return _compute(_tree_sum(parts), progress)
 
 
 # --------------------------------------------------------------------------
@@ -556,7 +566,7 @@ def predict_pass(plan: ChunkPlan, ctx: PredictContext, progress: bool | None = N
 
     Examples
     --------
-    >>> from fdakpl.approx import Nystroem
+    >>> from fdakpl.estimators.approx import Nystroem
     >>> from fdakpl.kernels import Gaussian
     >>> inp = as_inputs(np.zeros((3, 1)))
     >>> fm = Nystroem(1).fit(Gaussian(), inp.take, 3)

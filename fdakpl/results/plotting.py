@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .functional import SAMPLE, location_dim
+from ..data.functional import SAMPLE, location_dim
 
 __all__ = ["plot_predictions"]
 

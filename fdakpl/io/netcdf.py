@@ -1,7 +1,7 @@
 """Saving and loading fitted models in netCDF, without pickle.
 
 :func:`save` writes a fitted :class:`~fdakpl.results.FunctionalRegressionResults`
-or :class:`~fdakpl.estimator.KPLRegressor` to one netCDF file; :func:`load`
+or :class:`~fdakpl.estimators.kpl.KPLRegressor` to one netCDF file; :func:`load`
 reads it back. The file is plain netCDF that any tool (``ncdump``, R's
 ``ncdf4``, xarray) can read:
 
@@ -71,14 +71,14 @@ _KIND_RESULTS = "fdakpl.results"
 _KIND_ESTIMATOR = "fdakpl.estimator"
 _STATE_VAR = "fdakpl_state"
 _PREFIX = "fdakpl."
-_MODULES = ("kernels", "dictionaries", "losses", "preprocessing", "solvers", "selection", "estimator", "approx",
-            "regression", "results")
+_MODULES = ("kernels", "dictionaries", "losses", "data.preprocessing", "solvers.closed_form", "selection",
+            "tuning", "estimators.kpl", "estimators.approx", "regression", "results.core")
 #: classes that hold user code and therefore cannot be stored without pickle
-_DENY = {"fdakpl.losses.CustomLoss"}
+_DENY = {"fdakpl.CustomLoss"}
 #: attributes recomputed at load time instead of stored
-_SKIP = {"fdakpl.estimator.KPLRegressor": {"K_"},
-         "fdakpl.results.FunctionalRegressionResults": {"_cache"},
-         "fdakpl.regression.FunctionalRegression": {"data", "parsed"}}
+_SKIP = {"fdakpl.KPLRegressor": {"K_"},
+         "fdakpl.FunctionalRegressionResults": {"_cache"},
+         "fdakpl.FunctionalRegression": {"data", "parsed"}}
 #: attributes that do not affect predictions: values that cannot be stored become None (with a warning)
 _LENIENT = {"random_state", "param_grid", "cv_result"}
 _DESCRIPTIONS = {
@@ -104,8 +104,10 @@ def _registry() -> dict[str, type]:
         except ImportError:  # pragma: no cover - optional module missing
             continue
         for obj in vars(mod).values():
-            if isinstance(obj, type) and obj.__module__ == mod.__name__:
-                name = f"{obj.__module__}.{obj.__qualname__}"
+            if not isinstance(obj, type):
+                continue
+            if obj.__module__ == mod.__name__ or obj.__module__.startswith(mod.__name__ + "."):
+                name = _stable_name(obj)
                 if name not in _DENY:
                     reg[name] = obj
     return reg
@@ -116,17 +118,26 @@ def registered_classes() -> list[str]:
 
     Examples
     --------
-    >>> "fdakpl.kernels.Gaussian" in registered_classes()
+    >>> "fdakpl.Gaussian" in registered_classes()
     True
-    >>> "fdakpl.losses.CustomLoss" in registered_classes()
+    >>> "fdakpl.CustomLoss" in registered_classes()
     False
     """
     return sorted(_registry())
 
 
+def _stable_name(cls: type) -> str:
+    """The name a file stores for a class: ``fdakpl.<ClassName>``, independent of the module that defines it
+    (files written before the modules moved name the module too; :func:`_normalise_name` reads both)."""
+    return f"fdakpl.{cls.__qualname__}"
+
+
+def _normalise_name(name: str) -> str:
+    return "fdakpl." + name.rsplit(".", 1)[-1] if name.startswith("fdakpl.") else name
+
+
 def _class_name(obj: Any) -> str:
-    t = type(obj)
-    return f"{t.__module__}.{t.__qualname__}"
+    return _stable_name(type(obj))
 
 
 # ----------------------------------------------------------------------------- encoding
@@ -215,7 +226,7 @@ class _Writer:
                         "not stored (only fdakpl's own classes, numbers, strings and arrays; no pickle)")
 
     def _object(self, obj: Any, name: str, path: str) -> Any:
-        if name == "fdakpl.regression.FunctionalRegression":
+        if name == "fdakpl.FunctionalRegression":
             if self.parsed is not None:
                 raise TypeError(f"cannot save {path}: only one FunctionalRegression per file")
             self.data = _used_data(obj)
@@ -284,7 +295,7 @@ def _versions() -> dict[str, str]:
     import scipy
     import sklearn
 
-    from . import __version__
+    from .._version import __version__
 
     return {"fdakpl_version": __version__, "python_version": platform.python_version(),
             "numpy_version": np.__version__, "xarray_version": xr.__version__, "scipy_version": scipy.__version__,
@@ -340,12 +351,11 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None) -
     ...     f.attrs["fdakpl_formula"], f["fdakpl.model.estimator.coef_"].shape
     ('rcst ~ cca', (100, 21))
     """
-    from .estimator import KPLRegressor
-    from .results import FunctionalRegressionResults
-
-    if isinstance(obj, FunctionalRegressionResults):
+    # by the stable class name (the file layer does not import the classes it stores: they call save)
+    name = _class_name(obj)
+    if name == "fdakpl.FunctionalRegressionResults":
         kind, root = _KIND_RESULTS, "model"
-    elif isinstance(obj, KPLRegressor):
+    elif name == "fdakpl.KPLRegressor":
         if not hasattr(obj, "coef_"):
             raise ValueError("this KPLRegressor is not fitted; call fit(X, Y) before save")
         kind, root = _KIND_ESTIMATOR, "estimator"
@@ -470,6 +480,8 @@ class _Reader:
             return None
         if "__object__" in obj:
             name = obj["__object__"]
+            if isinstance(name, str):
+                name = _normalise_name(name)
             cls = self.registry.get(name)
             if cls is None:
                 raise self.fail(f"the model refers to the class {name!r}, which is not one of fdakpl's classes; "
@@ -640,10 +652,10 @@ def _check_formula(formula: Any, variables: set[str], path: Path) -> None:
 
 def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str, Any] | None) -> None:
     """Recompute what was not stored, and check the pieces fit together."""
-    from .formula import parse_formula
+    from ..formula import parse_formula
 
     for name, inst in reader.post:
-        if name == "fdakpl.estimator.KPLRegressor":
+        if name == "fdakpl.KPLRegressor":
             X, W = inst.__dict__.get("X_fit_"), inst.__dict__.get("X_weights_")
             inst.K_ = inst._kernel()(X, None, W) if X is not None and hasattr(inst, "coef_") else None
             coef, dic = inst.__dict__.get("coef_"), inst.__dict__.get("dictionary_")
@@ -652,7 +664,7 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
                 if d != dic.n_atoms_ or inst.B_.shape != (d, d) or (inst.K_ is not None and inst.K_.shape != (n, n)):
                     raise reader.fail(f"inconsistent model: alpha is {coef.shape}, the dictionary has "
                                       f"{dic.n_atoms_} atoms, B is {inst.B_.shape}")
-        elif name == "fdakpl.regression.FunctionalRegression":
+        elif name == "fdakpl.FunctionalRegression":
             assert data is not None and parsed is not None
             inst.data = data
             _check_formula(inst.formula, {str(v) for v in data.variables}, reader.path)
@@ -674,5 +686,5 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
                 p.scalar.mean, p.scalar.scale = sc["mean"], sc["scale"]
             p.input_grids = dict(parsed["input_grids"])
             inst.parsed = p
-        elif name == "fdakpl.results.FunctionalRegressionResults":
+        elif name == "fdakpl.FunctionalRegressionResults":
             inst._cache = {}

@@ -11,12 +11,23 @@ import xarray as xr
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from .functional import SAMPLE, Observations
-from .iterative import loss_location, point_design, resolve_solver, solve_kpl
-from .kernels import Gaussian, Kernel, check_spd, make_output_matrix
-from .preprocessing import MeanFunction, check_same_samples, n_samples_of, prepare_inputs, prepare_response
-from .solvers import decompose, project_observations, ridge_coef, ridge_sylvester
+from ..data.functional import SAMPLE, Observations
+from ..data.integration import integration_weights
+from ..data.preprocessing import (
+    MeanFunction,
+    center_responses,
+    check_same_samples,
+    n_samples_of,
+    prepare_inputs,
+    prepare_response,
+    response_scale,
+)
+from ..data.validation import check_lam
+from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..solvers.closed_form import decompose, project_observations, ridge_coef, ridge_sylvester
+from ..solvers.design import point_design
+from ..solvers.dispatch import resolve_solver, solve_kpl
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
@@ -64,7 +75,7 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
     ------
     ValueError
         If the estimate exceeds the limit; the message gives both and points
-        to the approximate solver (:mod:`fdakpl.approx`).
+        to the approximate solver (:mod:`fdakpl.estimators.approx`).
 
     Examples
     --------
@@ -93,47 +104,12 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
         raise ValueError(
             f"n_samples = {n_samples} curves need about {estimate / 1e9:.2g} GB for the exact KPL solver "
             f"(limit {limit / 1e9:.3g} GB: {how}); it stores n x n matrices. Use the approximate solver "
-            "(fdakpl.approx): approx=fdakpl.Nystroem(500) or approx=fdakpl.RandomFourierFeatures(500) in "
+            "(fdakpl.estimators.approx): approx=fdakpl.Nystroem(500) or approx=fdakpl.RandomFourierFeatures(500) in "
             "KPLRegressor or FunctionalRegression; or raise the limit with memory_limit=<bytes> "
             "(KPLRegressor) or the environment variable FDAKPL_MEMORY_LIMIT=<bytes> ('inf' turns the check off)"
         )
     return estimate
 
-
-def integration_weights(obs: Observations, domain: tuple[float, float], mode: str = "auto") -> tuple[np.ndarray, str]:
-    """Per-point weights ``c_ip`` that turn sums over observed points into L2 inner products.
-
-    ``"quadrature"``: trapezoidal weights of the common grid over the domain
-    (fully observed curves); ``"plugin"``: ``|Theta| / m_i``, the paper's
-    plug-in estimator (Definition 4.1) for partially observed curves;
-    ``"auto"``: quadrature when every curve is observed on the whole grid,
-    plug-in otherwise.
-
-    Returns
-    -------
-    weights : numpy.ndarray, shape (N,)
-    mode : str
-        The mode actually used.
-
-    Examples
-    --------
-    >>> obs = Observations.from_dense(np.array([[1.0, np.nan, 2.0]]), np.array([0.0, 0.5, 1.0]))
-    >>> integration_weights(obs, (0.0, 1.0))
-    (array([0.5, 0.5]), 'plugin')
-    """
-    from .functional import quadrature_weights
-
-    if mode not in {"auto", "quadrature", "plugin"}:
-        raise ValueError(f"integration must be 'auto', 'quadrature' or 'plugin', got {mode!r}")
-    if mode == "auto":
-        mode = "quadrature" if obs.fully_observed else "plugin"
-    if mode == "quadrature":
-        if not obs.fully_observed:
-            raise ValueError("integration='quadrature' needs every curve observed on the whole grid; use 'plugin'")
-        assert obs.grid is not None and obs.grid_index is not None
-        return quadrature_weights(obs.grid, domain)[obs.grid_index], mode
-    length = domain[1] - domain[0]
-    return (length / obs.counts)[obs.index], mode
 
 
 class KPLRegressor(RegressorMixin, BaseEstimator):
@@ -163,19 +139,21 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Centre the responses with the training mean function (as in the
         paper) and add it back to predictions. With a loss other than the
         square loss the centre is the pointwise location that minimises the
-        loss (:func:`fdakpl.iterative.loss_location`; median-like for
-        logcosh), so that outliers do not leak into it.
+        loss (median-like for logcosh), so that outliers do not leak into it.
+        Both go through :func:`fdakpl.data.preprocessing.center_responses`: per
+        grid point on a common grid; in bins smoothed by a spline for
+        irregular sampling (locations seen once, e.g. sparse long data).
     solver : {"auto", "eig", "sylvester", "exact_partial", "iterative"}
         ``"eig"``: the plug-in closed form by eigendecompositions (whole
         lambda path; stable for singular Gram matrices), the fastest;
         ``"sylvester"``: the same closed form by a Sylvester solver for one
         lambda; ``"exact_partial"``: the exact square-loss minimiser for
         partially observed curves, with per-curve estimated Gram matrices
-        (the paper's ridge-iter-KPL, :func:`fdakpl.iterative.exact_partial_ridge`;
+        (the paper's ridge-iter-KPL, :func:`fdakpl.solvers.partial.exact_partial_ridge`;
         slower but more robust when curves are observed at few or uneven
         locations -- paper section 4.3, "Link with ridge estimator");
         ``"iterative"``: L-BFGS-B on the integral loss ``loss`` with estimated
-        gradients (:func:`fdakpl.iterative.kpl_iterative`), required for
+        gradients (:func:`fdakpl.solvers.iterative.kpl_iterative`), required for
         losses other than the square loss. ``"auto"``: ``"eig"`` for the square
         loss, ``"iterative"`` otherwise. On fully observed curves,
         ``"exact_partial"`` and ``"iterative"`` use the quadrature Gram matrix
@@ -186,6 +164,9 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         ``"square"``, ``"logcosh"`` / ``"logcosh(gamma)"`` (robust to
         outliers: the paper's logcosh-KPL), ``"huber(delta)"``,
         ``"pseudo_huber(delta)"``, or a :class:`~fdakpl.losses.GroundLoss`.
+        The robust losses' parameters are relative to the robust scale of the
+        responses by default (``response_scale_``; see :mod:`fdakpl.losses`),
+        so the fitted model does not depend on the unit of the response.
     solver_options : dict, optional
         Options of the iterative solvers: ``max_iter``, ``tol``, ``warn``
         (both), ``memory``, ``init`` (``"iterative"``).
@@ -196,12 +177,12 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Domain of the response curves; defaults to the range of the
         response locations (``[0, 1]`` for plain arrays).
     interpolate_inputs : bool, default False
-        Fill NaN in input curves by linear interpolation (with a warning)
+        Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
         instead of raising.
     approx : Nystroem or RandomFourierFeatures, optional
         Approximate the kernel by an explicit feature map and solve in primal
         form from streamed sufficient statistics (many curves, dask data):
-        fitting goes through :class:`fdakpl.approx.ApproxKPLRegressor`
+        fitting goes through :class:`fdakpl.estimators.approx.ApproxKPLRegressor`
         (stored as ``approx_``; ``coef_`` is then the ``r x d`` primal weight
         matrix; square loss only).
     memory_limit : None, float or "inf"
@@ -226,6 +207,10 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
     solver_ : str
         The solver used (``"auto"`` resolved).
     loss_ : GroundLoss
+        The loss fitted, at the responses' scale when its parameter is relative.
+    response_scale_ : float or None
+        Robust scale of the responses (:func:`fdakpl.data.preprocessing.response_scale`)
+        for a loss with a relative parameter, else None.
     n_iter_ : int
         Iterations of the iterative solvers (0 for the closed forms).
     converged_ : bool
@@ -233,7 +218,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         closed forms); a ``ConvergenceWarning`` is emitted otherwise.
     grad_norm_ : float or None
         Norm of the objective's gradient at the solution (in the RKHS
-        geometry; see :class:`fdakpl.iterative.IterativeResult`); None for the
+        geometry; see :class:`fdakpl.solvers.iterative.IterativeResult`); None for the
         closed forms.
     grid_ : numpy.ndarray
         Default prediction locations.
@@ -277,11 +262,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         resolve_solver(self.solver, self.loss)
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
-        lam = self.lam
-        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)):
-            raise TypeError(f"lam must be a number > 0, got {lam!r}; choose it with fdakpl.FunctionalRegression")
-        if not np.isfinite(lam) or lam <= 0:
-            raise ValueError(f"lam must be a finite number > 0, got {lam}")
+        check_lam(self.lam, "; choose it with fdakpl.FunctionalRegression")
         if not isinstance(self._kernel(), Kernel):
             raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
 
@@ -297,9 +278,9 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like, DataArray or mapping of terms
-            Inputs (see :func:`~fdakpl.preprocessing.prepare_inputs`).
+            Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`).
         Y : DataArray, array or long DataFrame
-            Responses (see :func:`~fdakpl.preprocessing.prepare_response`).
+            Responses (see :func:`~fdakpl.data.preprocessing.prepare_response`).
         locations : array-like, optional
             Locations of the columns of an array ``Y``.
 
@@ -325,13 +306,12 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
         dom = info.domain
 
-        # centring
-        if self.center:
-            self.mean_ = MeanFunction(obs, dom) if self.loss == "square" else loss_location(obs, dom, self.loss)
-            obs_c = obs.with_values(obs.value - self.mean_(obs.location))
-        else:
-            self.mean_ = None
-            obs_c = obs
+        # loss at the scale of the responses (unit-free parameters), then centring: one step for every loss
+        self.solver_, loss = resolve_solver(self.solver, self.loss)
+        self.response_scale_ = response_scale(obs, dom) if loss.relative else None
+        self.loss_ = loss if self.response_scale_ is None else loss.at_scale(self.response_scale_)
+        self.mean_, obs_c = center_responses(obs, dom, self.center,
+                                             None if self.loss_.is_square else self.loss_.derivative)
 
         # dictionary, Gram, B
         dic = self._make_dictionary(obs_c).fit(obs_c, domain=dom)
@@ -349,7 +329,6 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.X_fit_, self.X_weights_ = Xv, Xw
         self.nu_ = N
 
-        self.solver_, self.loss_ = resolve_solver(self.solver, self.loss)
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
         if self.solver_ == "eig":
             self.decomposition_ = decompose(K, G, B, N)
@@ -357,7 +336,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         elif self.solver_ == "sylvester":
             self.decomposition_ = None
             self.coef_ = ridge_sylvester(K, G, B, N, self.lam)
-        else:  # "exact_partial" or "iterative": per-point estimated losses (fdakpl.iterative)
+        else:  # "exact_partial" or "iterative": per-point estimated losses (fdakpl.solvers.iterative)
             self.decomposition_ = None
             res = solve_kpl(K, B, point_design(obs_c, phi, weights), self.lam, self.solver_, self.loss_,
                             self.solver_options)
@@ -467,7 +446,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
 
     def save(self, path: Any, *, engine: str | None = None) -> Any:
-        """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.persistence.save`).
+        """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
 
         Examples
         --------
@@ -478,7 +457,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         >>> bool(np.array_equal(again.predict(X), m.predict(X)))
         True
         """
-        from .persistence import save
+        from ..io.netcdf import save
 
         return save(self, path, engine=engine)
 

@@ -1,0 +1,66 @@
+"""Checks of scalar parameters, shared by every estimator and solver (one source of truth for each rule)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_int", "check_lam", "check_number"]
+
+
+def check_number(value: Any, name: str, *, positive: bool = True) -> float:
+    """A finite real number (``> 0`` when ``positive``), as a float.
+
+    Examples
+    --------
+    >>> check_number(2, "sigma")
+    2.0
+    >>> check_number(0.0, "sigma")
+    Traceback (most recent call last):
+    ...
+    ValueError: sigma must be a finite number > 0, got 0.0
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or (positive and value <= 0):
+        raise ValueError(f"{name} must be a finite number{' > 0' if positive else ''}, got {value}")
+    return value
+
+
+def check_int(value: Any, name: str, minimum: int = 1) -> int:
+    """An integer ``>= minimum`` (booleans refused).
+
+    Examples
+    --------
+    >>> check_int(3, "n_components")
+    3
+    >>> check_int(0, "n_components")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_components must be an integer >= 1, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_lam(lam: Any, hint: str = "") -> float:
+    """The ridge parameter: a finite number > 0 (``hint`` is appended to the message of a non-number).
+
+    Examples
+    --------
+    >>> check_lam(1e-3)
+    0.001
+    >>> check_lam(-1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: lam must be a finite number > 0, got -1.0
+    """
+    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)):
+        raise TypeError(f"lam must be a number > 0, got {lam!r}{hint}")
+    lam = float(lam)
+    if not np.isfinite(lam) or lam <= 0:
+        raise ValueError(f"lam must be a finite number > 0, got {lam}")
+    return lam

@@ -1,0 +1,99 @@
+"""Dictionaries of functions on a one-dimensional domain.
+
+A dictionary ``phi = (phi_1, ..., phi_d)`` maps coefficients ``u`` to the
+function ``sum_l u_l phi_l`` (the projection operator of the paper). Every
+dictionary here offers
+
+* :meth:`Dictionary.evaluate` -- the ``(m, d)`` matrix ``phi_l(theta_p)`` at any
+  locations inside its domain;
+* :meth:`Dictionary.gram` -- the Gram matrix ``Phi^# Phi = (<phi_l, phi_l'>)``,
+  exact where a closed form exists, exact for the piecewise-linear interpolant
+  of grid-defined atoms, and Gauss--Legendre quadrature otherwise;
+* ``scales_`` -- a per-atom scale (wavelet level, frequency,
+  component rank) used by scale-dependent output matrices;
+* :attr:`Dictionary.domain`.
+
+Dictionaries that depend on data (FPCA, learnt, and wavelets whose resolution
+follows the response grid) are set up by :meth:`Dictionary.fit`, which the
+estimator calls with the training responses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pywt
+
+from .base import Dictionary
+from .bspline import BSpline
+from .fourier import Fourier, RandomFourier
+from .fpca import FPCA
+from .learned import Learned
+from .piecewise import PiecewiseLinear
+from .wavelet import Wavelet
+
+__all__ = [
+    "FPCA",
+    "BSpline",
+    "Dictionary",
+    "Fourier",
+    "Learned",
+    "PiecewiseLinear",
+    "RandomFourier",
+    "Wavelet",
+    "make_dictionary",
+]
+
+
+_FAMILIES: dict[str, type[Dictionary]] = {
+    "fourier": Fourier,
+    "bspline": BSpline,
+    "rff": RandomFourier,
+    "random_fourier": RandomFourier,
+    "fpca": FPCA,
+    "piecewise_linear": PiecewiseLinear,
+    "hat": PiecewiseLinear,
+    "learned": Learned,
+    "learnt": Learned,
+}
+
+
+def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
+    """Build a dictionary from a name such as ``"db3"``, ``"fourier"`` or ``"fpca"``.
+
+    Parameters
+    ----------
+    spec : str or Dictionary
+        A family name (``"fourier"``, ``"bspline"``, ``"rff"``, ``"fpca"``,
+        ``"learned"``) or any PyWavelets discrete wavelet name (``"db3"``,
+        ``"sym4"``, ...). A :class:`Dictionary` is returned unfitted-copied.
+    **kwargs
+        Arguments of the family's constructor (``levels`` is accepted as an
+        alias of ``level`` for wavelets).
+
+    Returns
+    -------
+    Dictionary
+
+    Examples
+    --------
+    >>> make_dictionary("db3", levels=4)
+    Wavelet(wavelet='db3', level=4, mode='symmetric', resolution=None, domain=None)
+    """
+    if isinstance(spec, Dictionary):
+        if kwargs:
+            raise ValueError("pass dictionary options to the dictionary's constructor, not alongside it")
+        return spec.unfitted_copy()
+    if not isinstance(spec, str):
+        raise TypeError(f"dictionary must be a name or a Dictionary, got {type(spec).__name__}")
+    key = spec.lower()
+    if "levels" in kwargs:
+        kwargs["level"] = kwargs.pop("levels")
+    if key in _FAMILIES:
+        return _FAMILIES[key](**kwargs)
+    if key in pywt.wavelist(kind="discrete"):
+        return Wavelet(key, **kwargs)
+    raise ValueError(
+        f"unknown dictionary {spec!r}; use one of {sorted(_FAMILIES)} or a PyWavelets discrete "
+        "wavelet name such as 'db3'"
+    )

@@ -1,0 +1,189 @@
+"""The dictionary base class, atoms given on a grid (piecewise-linear interpolants), shared helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+
+from ..data.functional import Observations
+
+__all__ = ["DOMAIN_TOL", "Dictionary", "GridDictionary", "dense_on_grid", "p1_evaluate", "p1_gram"]
+
+DOMAIN_TOL = 1e-9
+
+
+class Dictionary(BaseEstimator):
+    """Base class of dictionaries (see the module docstring).
+
+    Subclasses store their hyper-parameters in ``__init__`` and their fitted
+    state in attributes ending with ``_``.
+
+    Examples
+    --------
+    >>> from fdakpl.dictionaries import Fourier
+    >>> d = Fourier(n_freqs=2).fit(domain=(0.0, 1.0))
+    >>> d.n_atoms_, d.evaluate([0.0, 0.5]).shape
+    (5, (2, 5))
+    """
+
+    #: whether :meth:`fit` uses the responses (FPCA, learnt dictionaries)
+    data_dependent: bool = False
+    domain: tuple[float, float] | None
+
+    # -- to be provided by subclasses -------------------------------------
+    def _setup(self, obs: Observations | None) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _evaluate(self, theta: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _gram(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- public API -------------------------------------------------------
+    def fit(self, obs: Observations | None = None, domain: tuple[float, float] | None = None) -> Dictionary:
+        """Set the domain and any data-dependent atoms; returns ``self``.
+
+        Parameters
+        ----------
+        obs : Observations, optional
+            Training responses (required by data-dependent dictionaries).
+        domain : (float, float), optional
+            Domain of the functions; defaults to the dictionary's own
+            ``domain`` argument, else to the range of the observed locations.
+        """
+        dom = self.domain if self.domain is not None else domain
+        if dom is None:
+            if obs is None:
+                raise ValueError(f"{type(self).__name__} needs a domain: pass domain=(lo, hi)")
+            grid = obs.grid if obs.grid is not None else obs.location
+            dom = (float(np.min(grid)), float(np.max(grid)))
+        lo, hi = float(dom[0]), float(dom[1])
+        if not hi > lo:
+            raise ValueError(f"domain must satisfy lo < hi, got ({lo}, {hi})")
+        self.domain_ = (lo, hi)
+        if self.data_dependent and obs is None:
+            raise ValueError(f"{type(self).__name__} is fitted on the responses: pass obs")
+        if obs is not None:
+            self._check_inside(obs.location, "response locations")
+        self._setup(obs)
+        self._gram_cache = None
+        return self
+
+    @property
+    def fitted(self) -> bool:
+        return hasattr(self, "domain_")
+
+    def _require_fitted(self) -> None:
+        if not self.fitted:
+            raise RuntimeError(f"{type(self).__name__} is not set up yet; call .fit(obs or domain=...)")
+
+    def _check_inside(self, theta: np.ndarray, what: str = "locations") -> None:
+        lo, hi = self.domain_
+        tol = DOMAIN_TOL * max(1.0, hi - lo)
+        theta = np.asarray(theta, dtype=float)
+        if theta.size and (theta.min() < lo - tol or theta.max() > hi + tol or not np.isfinite(theta).all()):
+            raise ValueError(
+                f"{what} span [{np.nanmin(theta):.6g}, {np.nanmax(theta):.6g}] but the dictionary's "
+                f"domain is [{lo:.6g}, {hi:.6g}]; pass domain=(lo, hi) to the dictionary or rescale "
+                "the location coordinate"
+            )
+
+    def evaluate(self, theta: Any) -> np.ndarray:
+        """Atoms at locations ``theta``: array of shape ``(len(theta), n_atoms)``."""
+        self._require_fitted()
+        theta = np.atleast_1d(np.asarray(theta, dtype=float))
+        self._check_inside(theta)
+        lo, hi = self.domain_
+        return self._evaluate(np.clip(theta, lo, hi))
+
+    def gram(self) -> np.ndarray:
+        """Gram matrix ``(<phi_l, phi_l'>_{L2})``, shape ``(n_atoms, n_atoms)``."""
+        self._require_fitted()
+        if getattr(self, "_gram_cache", None) is None:
+            g = self._gram()
+            self._gram_cache = 0.5 * (g + g.T)
+        return self._gram_cache.copy()
+
+    @property
+    def n_atoms_(self) -> int:
+        """Number of atoms ``d`` (after :meth:`fit`)."""
+        self._require_fitted()
+        return int(self.scales_.size)
+
+    @property
+    def orthonormal(self) -> bool:
+        """Whether the Gram matrix is the identity (to 1e-10)."""
+        g = self.gram()
+        return bool(np.allclose(g, np.eye(g.shape[0]), atol=1e-10))
+
+    def describe(self) -> str:
+        """One-line description for summaries."""
+        return repr(self).replace(", domain=None", "").replace(", progress=True", "").replace(
+            ", progress=False", "")
+
+    def __repr__(self) -> str:
+        import inspect
+
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        params = ", ".join(f"{k}={getattr(self, k)!r}" for k in names)
+        return f"{type(self).__name__}({params})"
+
+    def unfitted_copy(self) -> Dictionary:
+        """A new, unfitted dictionary with the same parameters."""
+        return clone(self)
+
+
+def p1_gram(grid: np.ndarray, values: np.ndarray, domain: tuple[float, float]) -> np.ndarray:
+    """Exact Gram matrix of the piecewise-linear interpolants of ``values``.
+
+    The interpolants are constant beyond the ends of ``grid`` inside ``domain``.
+    """
+    h = np.diff(grid)
+    v0, v1 = values[:-1], values[1:]
+    g = (v0.T @ (h[:, None] * v0) + v1.T @ (h[:, None] * v1)) / 3.0
+    cross = v0.T @ (h[:, None] * v1) / 6.0
+    g += cross + cross.T
+    left, right = grid[0] - domain[0], domain[1] - grid[-1]
+    if left > 0:
+        g += left * np.outer(values[0], values[0])
+    if right > 0:
+        g += right * np.outer(values[-1], values[-1])
+    return g
+
+
+def p1_evaluate(grid: np.ndarray, values: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    if grid.size == 1:
+        return np.repeat(values, theta.size, axis=0)
+    t = np.clip(theta, grid[0], grid[-1])
+    idx = np.clip(np.searchsorted(grid, t, side="right") - 1, 0, grid.size - 2)
+    w = ((t - grid[idx]) / (grid[idx + 1] - grid[idx]))[:, None]
+    return values[idx] * (1.0 - w) + values[idx + 1] * w
+
+
+class GridDictionary(Dictionary):
+    """Atoms given by their values on a grid, interpolated linearly."""
+
+    def _evaluate(self, theta: np.ndarray) -> np.ndarray:
+        return p1_evaluate(self.grid_, self.values_, theta)
+
+    def _gram(self) -> np.ndarray:
+        return p1_gram(self.grid_, self.values_, self.domain_)
+
+
+def dense_on_grid(obs: Observations, domain: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Responses as a dense (n, m) array with NaN, interpolating irregular curves."""
+    if obs.grid is not None and obs.grid_index is not None:
+        return obs.grid, obs.to_dense()
+    grid = np.linspace(domain[0], domain[1], 64)
+    out = np.full((obs.n_samples, grid.size), np.nan)
+    starts = np.searchsorted(obs.index, np.arange(obs.n_samples + 1))
+    for i in range(obs.n_samples):
+        loc, val = obs.location[starts[i]:starts[i + 1]], obs.value[starts[i]:starts[i + 1]]
+        if loc.size == 0:
+            continue
+        inside = (grid >= loc.min()) & (grid <= loc.max())
+        out[i, inside] = np.interp(grid[inside], loc, val)
+    return grid, out

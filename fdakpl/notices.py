@@ -1,0 +1,133 @@
+"""Warnings that point at the user's line and are said once.
+
+A warning raised deep inside fdakpl should be reported where the user's code called
+fdakpl, not at fdakpl's own line: only then do Python's warning filters (``-W once``,
+``warnings.filterwarnings(..., module=...)``) and the "shown once per location" default
+work as users expect. :func:`warn` does that with ``skip_file_prefixes`` on Python >= 3.12
+and by walking the stack out of the package on 3.10 and 3.11.
+
+Work that repeats an inner step (refits of a permutation test, of conformal bands) gathers
+the inner warnings with :func:`said_once` and reports each distinct one once.
+
+This module imports nothing else of fdakpl, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from types import TracebackType
+
+__all__ = ["PACKAGE_DIR", "InterpolationWarning", "distinct", "said_once", "user_stacklevel", "warn"]
+
+#: files under this prefix are fdakpl's own; warnings point at the first frame outside it
+PACKAGE_DIR = os.path.dirname(__file__) + os.sep
+
+
+class InterpolationWarning(UserWarning):
+    """Missing input values were filled by linear interpolation (``interpolate_inputs=True``).
+
+    The user asked for it, so :class:`fdakpl.FunctionalRegression` records the fact once in
+    ``res.notes`` (shown by the summary) instead of warning; the array-level estimators warn
+    once per call, at the caller's line.
+
+    Examples
+    --------
+    >>> issubclass(InterpolationWarning, UserWarning)
+    True
+    """
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a ``warnings.warn`` in the *calling* function point outside fdakpl.
+
+    Examples
+    --------
+    >>> user_stacklevel() >= 1
+    True
+    """
+    frame = sys._getframe(1)  # the function that will call warnings.warn: stacklevel 1
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message: str | Warning, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` pointing at the first line outside fdakpl (the user's code).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     warn("lambda on the edge of its grid")
+    >>> w[0].filename.startswith(PACKAGE_DIR)
+    False
+    """
+    if isinstance(message, Warning):
+        category, message = type(message), str(message)
+    if sys.version_info >= (3, 12):
+        warnings.warn(message, category, skip_file_prefixes=(PACKAGE_DIR,))
+    else:
+        warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
+def distinct(caught: Sequence[warnings.WarningMessage]) -> list[warnings.WarningMessage]:
+    """The caught warnings without repeats (same category and text), in order of first appearance.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     for _ in range(3):
+    ...         warnings.warn("same")
+    >>> len(w), len(distinct(w))
+    (3, 1)
+    """
+    seen: dict[tuple[type[Warning], str], warnings.WarningMessage] = {}
+    for w in caught:
+        seen.setdefault((w.category, str(w.message)), w)
+    return list(seen.values())
+
+
+class said_once:  # lower case: used like a function, ``with said_once() as gathered:``
+    """Gather the warnings raised inside; on exit, warn each distinct one once, at the user's line.
+
+    Warnings of a ``quiet`` category are gathered (the list given by ``as`` holds them) but
+    not repeated: the caller records them (for example in ``res.notes``) or drops them.
+    (A class rather than a ``contextlib`` generator, so that no frame of ``contextlib`` stands
+    between fdakpl and the user's line when the warnings are repeated.)
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as shown:
+    ...     warnings.simplefilter("always")
+    ...     with said_once() as gathered:
+    ...         for _ in range(5):
+    ...             warnings.warn("the same cause")
+    >>> len(gathered), len(shown)
+    (5, 1)
+    """
+
+    def __init__(self, quiet: tuple[type[Warning], ...] = ()) -> None:
+        self.quiet = quiet
+        self._catcher = warnings.catch_warnings(record=True)
+
+    def __enter__(self) -> list[warnings.WarningMessage]:
+        self.caught = self._catcher.__enter__()
+        warnings.simplefilter("always")
+        return self.caught
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._catcher.__exit__(exc_type, exc, tb)
+        if exc_type is None:
+            for w in distinct(self.caught):
+                if not issubclass(w.category, self.quiet):
+                    warn(str(w.message), w.category)
