@@ -141,8 +141,9 @@ def sweep_configs(bench: Benchmark, partial: bool) -> dict[str, dict[str, Any]]:
 def fit_config(bench: Benchmark, train: xr.Dataset, test: xr.Dataset, cfg: dict[str, Any],
                base_kernels: dict) -> tuple[np.ndarray, dict]:
     kernels = {t: Gaussian(cfg["width"] * k.sigma) if isinstance(k, Gaussian) else k for t, k in base_kernels.items()}
+    # explicit kernels are not width-tuned; b_grid=None keeps B = I (no tuning of b for multi-scale dictionaries)
     return fit_fdakpl(bench, train, test, lam="loo", dictionary=_dictionary(cfg["dictionary"]), kernels=kernels,
-                      solver=cfg["solver"])
+                      solver=cfg["solver"], b_grid=None)
 
 
 # ---------------------------------------------------------------------------------------------- runner
