@@ -10,15 +10,15 @@ from typing import Any
 import numpy as np
 
 from .data.functional import as_dataset, validate_functional
-from .data.integration import integration_weights
 from .dictionaries import BSpline, Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
+from .fitting import check_lam_grid, curvature_ratio, exact_partial_choice, move_to, set_lambda, sq_distances
 from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
 from .losses import LogCosh, make_loss
 from .notices import InterpolationWarning, distinct, said_once
 from .selection import DEFAULT_LAMBDAS, centred_observations, check_edge, kfold_path, ridge_path
-from .selection_partial import MAX_POINTS, exact_partial_path
+from .selection_partial import MAX_POINTS
 from .tuning import (
     DEFAULT_B_GRID,
     DEFAULT_WIDTH_MULTIPLES,
@@ -320,7 +320,7 @@ class FunctionalRegression:
         obs = obs.with_values(obs.value / unit)
         quad = curve_quadratics(obs, phi, w)
         Xv, Xw = proxy.X_fit_, proxy.X_weights_ or {}
-        dist = {t: _sq_distances(Xv[t], Xw.get(t), kernels[t].sigma) for t in terms}  # in units of sigma^2
+        dist = {t: sq_distances(Xv[t], Xw.get(t), kernels[t].sigma) for t in terms}  # in units of sigma^2
         fixed = {t: k(Xv[t], None, Xw.get(t)) for t, k in kernels.items() if t not in dist}
         product_ = self.combine == "product"
 
@@ -475,9 +475,9 @@ class FunctionalRegression:
                 est = self._estimator(kernel, solver, float(grid[0]), dictionary=dictionary)
                 proxy = self._estimator(kernel, "eig", float(grid[0]), loss="square", dictionary=dictionary)
                 proxy.fit(X, Y)
-                criteria, lam_value, how, edge = _exact_partial_choice(proxy, Y, grid, how, sparse, notes)
+                criteria, lam_value, how, edge = exact_partial_choice(proxy, Y, grid, how, sparse, notes)
                 if solver == "iterative":
-                    lam_value *= _curvature_ratio(self.loss)
+                    lam_value *= curvature_ratio(self.loss)
                     notes.append(f"lambda chosen by {how.upper()} of the exact partial square-loss ridge, a "
                                  f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
                 est.set_params(lam=lam_value).fit(X, Y)
@@ -491,19 +491,19 @@ class FunctionalRegression:
                     lam_value, idx = tuning.lam, tuning.index[2]
                     if tuning.terms or not np.isnan(tuning.b):  # something else than lambda was tuned
                         kernel = combine_kernels(kernels, self.parsed.terms, self.combine)
-                        _move_to(proxy, kernel, output_matrix, lam_value)
+                        move_to(proxy, kernel, output_matrix, lam_value)
                 if how != "fixed":
                     edge = check_edge(grid, idx, how, stacklevel=4)
                 if solver == "eig":  # square loss (routing): the stand-in is the fit
                     est = proxy
-                    _set_lambda(est, lam_value)  # same as refitting: the decomposition serves every lambda
+                    set_lambda(est, lam_value)  # same as refitting: the decomposition serves every lambda
                 else:
                     if how != "fixed" or tuning is not None:
                         crit = "LOO" if how in {"loo", "fixed"} else how.upper()
                         notes.append(f"hyper-parameters chosen by {crit} of the closed-form square-loss ridge, a "
                                      f"proxy (stand-in) for solver={solver!r}; use lam='cv' for a direct choice")
                     if how != "fixed":  # a loss curving like c a^2 near 0 matches the square loss's fit at lambda * c
-                        lam_value *= _curvature_ratio(self.loss)
+                        lam_value *= curvature_ratio(self.loss)
                     est = self._estimator(kernel, solver, lam_value, output_matrix=output_matrix,
                                           dictionary=dictionary).fit(X, Y)
         notes += [str(w.message) for w in distinct(caught)]
@@ -523,117 +523,17 @@ class FunctionalRegression:
             how = lam_spec.lower()
             if how not in {"gcv", "loo", "cv"}:
                 raise ValueError(f"lam must be 'loo', 'gcv', 'cv', a number > 0 or a grid, got {lam_spec!r}")
-            grid = _check_lam_grid(grid, "lam_grid")
+            grid = check_lam_grid(grid, "lam_grid")
         elif np.ndim(lam_spec) == 0:
             how = "fixed"
             lam_value = float(lam_spec)
             if not np.isfinite(lam_value) or lam_value <= 0:
                 raise ValueError(f"lam must be a number > 0, got {lam_spec}")
-            grid = _check_lam_grid(grid, "lam_grid")
+            grid = check_lam_grid(grid, "lam_grid")
         else:
             how = "loo"
-            grid = _check_lam_grid(lam_spec, "lam")
+            grid = check_lam_grid(lam_spec, "lam")
         if self.param_grid and how != "cv":
             raise ValueError(f"param_grid is searched only with lam='cv' (got lam={lam_spec!r}), so it would be "
                              "ignored; pass lam='cv' to search it, or drop param_grid")
         return how, grid, lam_value
-
-
-def _sq_distances(values: np.ndarray, weights: np.ndarray | None, sigma: float = 1.0) -> np.ndarray:
-    """Squared (weighted L2) distances between rows divided by ``sigma^2``, as the Gaussian kernel uses them.
-
-    The rows are divided by ``sigma`` (the median-heuristic width, on the inputs' scale) before the
-    distances are taken, so inputs near 1e-200 or 1e160 neither underflow nor overflow.
-    """
-    from scipy.spatial.distance import cdist
-
-    X = np.asarray(values, dtype=float)
-    X = X[:, None] if X.ndim == 1 else X
-    if weights is not None:
-        X = X * np.sqrt(np.asarray(weights, dtype=float))
-    X = X / sigma
-    return cdist(X, X, "sqeuclidean")
-
-
-def _move_to(est: KPLRegressor, kernel: Kernel, output_matrix: Any, lam: float) -> None:
-    """Refit a fitted closed-form estimator with another kernel and ``B`` (exactly what ``fit`` would give).
-
-    The centring, dictionary, integration weights and inner products do not depend on them,
-    so only the kernel matrix and the decompositions are recomputed.
-    """
-    from .kernels import check_spd, make_output_matrix
-    from .solvers.closed_form import decompose
-
-    B = check_spd(make_output_matrix(output_matrix).matrix(est.dictionary_.scales_), "output_matrix")
-    est.set_params(kernel=kernel, output_matrix=output_matrix)
-    est.K_, est.B_ = kernel(est.X_fit_, None, est.X_weights_), B
-    est.decomposition_ = decompose(est.K_, est.gram_, B, est.nu_)
-    _set_lambda(est, lam)
-
-
-def _curvature_ratio(loss: Any) -> float:
-    """``l''(0) / 2`` of a ground loss: its quadratic part relative to the square loss ``a**2`` (1 for the square).
-
-    Examples
-    --------
-    >>> _curvature_ratio("square"), _curvature_ratio("logcosh(3)"), _curvature_ratio("huber")
-    (1.0, 1.5, 0.5)
-    """
-    zero = np.zeros(1)
-    return float(make_loss(loss).second_derivative(zero, zero)[0]) / 2.0
-
-
-def _set_lambda(est: KPLRegressor, lam: float) -> None:
-    """Move a fitted closed-form estimator to another lambda (exactly what a refit would give)."""
-    from .solvers.closed_form import ridge_coef
-
-    est.set_params(lam=float(lam))
-    est.coef_ = ridge_coef(est.decomposition_, float(lam))
-    est.coef_B_ = est.coef_ @ est.B_
-
-
-def _check_lam_grid(grid: Any, name: str) -> np.ndarray:
-    """A lambda grid: a non-empty 1-d list of finite numbers > 0."""
-    try:
-        arr = np.asarray(grid, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a list of numbers > 0, got {grid!r}") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d list of numbers > 0 (e.g. np.geomspace(1e-8, 1, 41)), got "
-                         f"shape {arr.shape}")
-    bad = arr[~(np.isfinite(arr) & (arr > 0))]
-    if bad.size:
-        raise ValueError(f"lam must be a finite number > 0, got {bad[0]} (in {name})")
-    return arr
-
-
-def _exact_partial_choice(fitted: KPLRegressor, Y: Any, grid: np.ndarray, how: str, sparse: bool,
-                          notes: list[str]) -> tuple[Any, float, str, bool]:
-    """Lambda of the exact partial ridge by its own exact path (GCV or leave-one-curve-out).
-
-    ``fitted`` is any fit with the final kernel, dictionary, ``B`` and centre (they do not depend on the
-    solver). For sparse responses GCV is replaced by leave-one-curve-out (with a note): GCV leaves out
-    single points of curves whose few other points stay in, and on sparsified DTI it undersmoothed (worse
-    than the training mean, ``benchmarks/sparse_responses.py``); the exact curve-level criterion costs the same.
-
-    Returns
-    -------
-    criteria : PathCriteria
-    lam : float
-    how : str
-        The criterion used.
-    edge : bool
-    """
-    from .data.preprocessing import prepare_response
-
-    obs, info = prepare_response(Y, None, fitted.response_info_.domain)
-    if fitted.mean_ is not None:
-        obs = obs.with_values(obs.value - fitted.mean_(obs.location))
-    w, _ = integration_weights(obs, info.domain, fitted.integration_)
-    criteria = exact_partial_path(fitted.K_, fitted.B_, fitted.dictionary_.evaluate(obs.location), obs, w, grid)
-    if how == "gcv" and sparse:
-        how = "loo"
-        notes.append("sparse responses: lambda by exact leave-one-curve-out instead of GCV, which leaves out "
-                     "single points and undersmooths (benchmarks/sparse_responses.py)")
-    idx, lam = criteria.best(how)
-    return criteria, lam, how, check_edge(grid, idx, how, stacklevel=5)

@@ -127,29 +127,29 @@ def refund_available() -> bool:
     >>> isinstance(refund_available(), bool)
     True
     """
-    from ..io.r import _r, rpy2_available
+    from ..io.r import r_eval, rpy2_available
 
     if not rpy2_available():
         return False
-    return bool(_r('nzchar(system.file(package = "refund"))')[0])
+    return bool(r_eval('nzchar(system.file(package = "refund"))')[0])
 
 
 def _require_refund() -> str:
-    from ..io.r import _r
+    from ..io.r import r_eval
 
     if not refund_available():
         from ..io.r import rpy2_available
 
         if not rpy2_available():
-            from ..io.r import _INSTALL_HINT
+            from ..io.r import INSTALL_HINT
 
-            raise ImportError("loading from refund goes through R: " + _INSTALL_HINT)
-        libs = ", ".join(str(v) for v in _r(".libPaths()"))
+            raise ImportError("loading from refund goes through R: " + INSTALL_HINT)
+        libs = ", ".join(str(v) for v in r_eval(".libPaths()"))
         raise ModuleNotFoundError(
             f"the R package refund is not installed in R's library ({libs}); install it in R with "
             'install.packages("refund"), or load the bundled copy of DTI with load_dti(source="rdata")'
         )
-    return str(_r('utils::packageDescription("refund")$Version')[0])
+    return str(r_eval('utils::packageDescription("refund")$Version')[0])
 
 
 def load_dti(source: str = "auto") -> xr.Dataset:
@@ -245,12 +245,12 @@ def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
     >>> if refund_available():
     ...     _ = load_refund("DTI")
     """
-    from ..io.r import _r, r_to_xarray
+    from ..io.r import r_eval, r_to_xarray
 
     version = _require_refund()
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z.][A-Za-z0-9._]*", name):
         raise ValueError(f"{name!r} is not the name of an R data set")
-    listed = [str(v) for v in _r('utils::data(package = "refund")$results[, "Item"]')]
+    listed = [str(v) for v in r_eval('utils::data(package = "refund")$results[, "Item"]')]
     items = {item.split(" ")[0] for item in listed}
     if name not in items:
         raise ValueError(f"refund {version} has no data set {name!r}; it has: {', '.join(sorted(items))}")
@@ -259,7 +259,7 @@ def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
             f'if (is.matrix(x) && is.numeric(x)) x <- structure(list(x), names = {_r_string(name)}, '
             'class = "data.frame", row.names = if (is.null(rownames(x))) .set_row_names(nrow(x)) else rownames(x)); '
             'x})')
-    cls = [str(v) for v in _r(f"class({code})")]
+    cls = [str(v) for v in r_eval(f"class({code})")]
     if "data.frame" not in cls:
         raise TypeError(
             f"refund's {name!r} is an R object of class {cls}; load_refund converts data.frames and numeric "

@@ -55,17 +55,20 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE
+from .columns import check_option_keys, location_grid
 
 __all__ = [
+    "INSTALL_HINT",
     "inside_r",
-    "location_grid",
     "r_columns",
+    "r_eval",
     "r_to_xarray",
     "rpy2_available",
     "xarray_to_r",
 ]
 
-_INSTALL_HINT = (
+#: what to install for the rpy2 converters (shown when rpy2 or R is missing)
+INSTALL_HINT = (
     'rpy2 is needed for this (R must be installed first); install it with pip install "fdakpl[r]" '
     "(rpy2>=3.5.17,<3.6: rpy2 3.6 needs R >= 4.5)"
 )
@@ -128,7 +131,7 @@ def _robjects() -> Any:
     try:
         import rpy2.robjects as ro
     except ImportError as exc:
-        raise ImportError(_INSTALL_HINT) from exc
+        raise ImportError(INSTALL_HINT) from exc
     finally:
         if saved is None:
             os.environ.pop("LD_LIBRARY_PATH", None)
@@ -141,7 +144,14 @@ def _rfun(name: str) -> Any:
     return _robjects().baseenv[name]
 
 
-def _r(code: str) -> Any:
+def r_eval(code: str) -> Any:
+    """Evaluate R code through rpy2 (default converter), e.g. to ask R which packages it has.
+
+    Examples
+    --------
+    >>> if rpy2_available():
+    ...     assert int(r_eval("1L + 1L")[0]) == 2
+    """
     ro = _robjects()
     with ro.default_converter.context():
         return ro.r(code)
@@ -331,45 +341,13 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
         automatic = int(_rfun(".row_names_info")(df)[0]) < 0
         row_names = [str(v) for v in _strings(_rfun("row.names")(df))]
         labels = np.array(matrix_rownames if matrix_rownames is not None else row_names, dtype=str)
-        integer = str(_r("function(d) typeof(attr(d, 'row.names'))")(df)[0]) == "integer"
+        integer = str(r_eval("function(d) typeof(attr(d, 'row.names'))")(df)[0]) == "integer"
         kind = "automatic" if automatic else ("integer" if integer else "names")
         info[""] = {"r_row_names": kind, "row_names": row_names}
     _check_matrix_names(names, [k for k, v in info.items() if v.get("matrix")])
     return columns, labels, info
 
 
-def location_grid(name: str, m: int, spec: Any) -> np.ndarray:
-    """Locations of a curve column with ``m`` values.
-
-    Parameters
-    ----------
-    name : str
-        The column (for messages).
-    m : int
-        Number of locations.
-    spec : "index", "unit", None or array-like
-        ``1..m`` (``"index"`` or None), ``linspace(0, 1, m)`` (``"unit"``) or
-        ``m`` strictly increasing locations.
-
-    Returns
-    -------
-    numpy.ndarray
-
-    Examples
-    --------
-    >>> location_grid("y", 3, "unit").tolist(), location_grid("y", 2, None).tolist()
-    ([0.0, 0.5, 1.0], [1.0, 2.0])
-    """
-    if spec is None or isinstance(spec, str):
-        if spec in (None, "index", "unit"):
-            return np.linspace(0.0, 1.0, m) if spec == "unit" else np.arange(1.0, m + 1.0)
-        raise ValueError(f"grid for {name!r} is {spec!r}; use 'index', 'unit' or an array of {m} locations")
-    grid = np.asarray(spec, dtype=float).ravel()
-    if grid.size != m:
-        raise ValueError(f"grid for {name!r} has {grid.size} locations but the matrix column has {m} columns")
-    if not np.all(np.isfinite(grid)) or (grid.size > 1 and np.any(np.diff(grid) <= 0)):
-        raise ValueError(f"grid for {name!r} must be strictly increasing finite numbers")
-    return grid
 
 
 def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
@@ -598,19 +576,3 @@ def xarray_to_r(ds: xr.Dataset) -> Any:
         out = _rfun("structure")(_rfun("list")(*cols), names=ro.StrVector(names),
                                  **{"class": ro.StrVector(["data.frame"]), "row.names": row_names})
         return out
-
-
-def check_option_keys(option: str, given: Any, allowed: Mapping[str, str], want: str) -> None:
-    """Refuse keys of ``grids=`` / ``factor_levels=`` that name no suitable column (a typo would be ignored).
-
-    Examples
-    --------
-    >>> check_option_keys("grids=", {"y": "unit"}, {"y": "matrix"}, "matrix")
-    """
-    if not isinstance(given, Mapping):
-        return
-    bad = sorted(str(k) for k in given if str(k) not in allowed or allowed[str(k)] != want)
-    if bad:
-        fit = sorted(k for k, kind in allowed.items() if kind == want)
-        raise ValueError(f"{option} names {bad}, which are not {want} columns; the {want} columns are {fit} "
-                         "(check the spelling)")

@@ -26,7 +26,7 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE
-from .r import check_option_keys, location_grid
+from .columns import check_option_keys, location_grid
 
 __all__ = [
     "WarningRecorder",

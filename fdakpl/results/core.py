@@ -18,14 +18,14 @@ from ..diagnostics import (
     lambda_star,
     representation_error,
 )
-from ..notices import InterpolationWarning, said_once, warn
+from ..notices import InterpolationWarning, said_once
+from .inference import InferenceMixin
 from .interpretation import InterpretationMixin
-from .permutation import PermutationTestResult
 
 __all__ = ["FunctionalRegressionResults"]
 
 
-class FunctionalRegressionResults(InterpretationMixin):
+class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     """Results of :meth:`fdakpl.FunctionalRegression.fit`.
 
     Interpretation (surfaces, partial dependence, term importance, their plots) comes from
@@ -432,178 +432,6 @@ class FunctionalRegressionResults(InterpretationMixin):
 
         return plot_overview(self, samples=samples, bands=bands)
 
-    # ------------------------------------------------------------------ beyond the paper
-    def prediction_bands(self, newdata: Any = None, alpha: float = 0.1, kind: str = "pointwise",
-                         calibration: float = 0.3, random_state: Any = 0) -> tuple[xr.DataArray, xr.DataArray,
-                                                                                  xr.DataArray]:
-        """Split-conformal prediction bands.
-
-        The training curves are split at random into a proper training part
-        (refitted with the same hyper-parameters and lambda) and a calibration
-        part whose residuals at observed points calibrate the bands.
-
-        * ``"pointwise"``: at each location, the ``ceil((n_p + 1)(1 - alpha))``-th
-          smallest absolute calibration residual among the ``n_p`` curves observed
-          there; marginal coverage ``>= 1 - alpha`` at each location.
-        * ``"simultaneous"``: residuals are scaled by the pointwise mean absolute
-          residual ``s(theta)`` of the proper training part (independent of the
-          calibration curves, so that their scores and a new curve's stay
-          exchangeable); the score of a curve is its maximum scaled residual over
-          its observed points, and the band is ``+- q s(theta)`` with ``q`` the
-          conformal quantile of the scores: all observed points of a new curve are
-          covered with probability ``>= 1 - alpha`` (curves exchangeable).
-
-        Parameters
-        ----------
-        newdata : xarray.Dataset, optional
-            Inputs to predict (default: the training data).
-        alpha : float
-            Miscoverage level.
-        kind : {"pointwise", "simultaneous"}
-        calibration : float
-            Fraction of training curves used for calibration.
-        random_state : int, optional
-            Seed of the split.
-
-        Returns
-        -------
-        lower, upper, prediction : xarray.DataArray
-
-        Examples
-        --------
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> ds = datasets.dti_first_visits()
-        >>> res = FunctionalRegression("rcst ~ cca", ds, interpolate_inputs=True, progress=False).fit()
-        >>> lo, hi, pred = res.prediction_bands(ds.isel(sample=[0]), alpha=0.2)
-        >>> bool((lo <= pred).all() and (pred <= hi).all())
-        True
-        """
-        from sklearn.base import clone
-
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-        if kind not in {"pointwise", "simultaneous"}:
-            raise ValueError(f"kind must be 'pointwise' or 'simultaneous', got {kind!r}")
-        if not 0 < calibration < 1:
-            raise ValueError(f"calibration must be a fraction in (0, 1), got {calibration}")
-        ds = self.model.data
-        n = ds.sizes[SAMPLE]
-        n_cal = round(calibration * n)
-        if n_cal < 2 or n - n_cal < 2:
-            raise ValueError(f"calibration={calibration} leaves too few curves for fitting or calibrating (n={n})")
-        need = int(np.ceil((1 - alpha) / alpha - 1e-12))  # the conformal quantile is finite iff n_cal >= need
-        if n_cal < need:
-            raise ValueError(
-                f"a conformal band at alpha={alpha} needs at least {need} calibration curves, but calibration="
-                f"{calibration} of n={n} curves gives {n_cal}, so the band would be infinite; raise calibration "
-                f"(at most {max(0.0, (n - 2) / n):.2f} here) or alpha (at least {1 / (n_cal + 1):.2f} with {n_cal} "
-                "calibration curves), or fit more curves")
-        rng = np.random.default_rng(random_state)
-        perm = rng.permutation(n)
-        cal, fit = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])
-        parsed = self.model.parsed
-        est = clone(self.estimator).set_params(lam=self.lam)
-        Y = self.response
-        from ..data.functional import as_dataset
-
-        newds = as_dataset(ds if newdata is None else newdata)
-        with said_once(quiet=(InterpolationWarning,)):  # the refit's warnings once; interpolation was noted
-            est.fit(parsed.inputs(ds.isel(sample=fit)), Y.isel(sample=fit))
-            pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
-            pred = np.asarray(est.predict(parsed.inputs(newds)))
-        r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
-        if kind == "pointwise":
-            half = np.array([_conformal_quantile(col[~np.isnan(col)], alpha) for col in r.T])
-            if not np.all(np.isfinite(half)):
-                warn(f"the pointwise band is infinite at {int(np.sum(~np.isfinite(half)))} locations where fewer "
-                     f"than {need} calibration curves are observed; use kind='simultaneous' or a larger alpha")
-        else:
-            # the scale comes from the proper training part: a scale fitted to the calibration residuals
-            # themselves shrinks their scores against a new curve's (measured: 0.75 coverage for 0.8)
-            r_fit = np.abs(Y.values[fit] - np.asarray(est.predict(parsed.inputs(ds.isel(sample=fit)))))
-            s = np.nanmean(r_fit, axis=0)
-            s = np.where(np.isfinite(s) & (s > 0), s, np.nanmean(r_fit))
-            scores = np.nanmax(r / s, axis=1)
-            half = _conformal_quantile(scores[np.isfinite(scores)], alpha) * s
-        grid = Y[self.response_dim].values
-        coords = {self.response_dim: grid}
-        if SAMPLE in newds.coords:
-            coords[SAMPLE] = newds[SAMPLE].values
-
-        def da(v: np.ndarray, name: str) -> xr.DataArray:
-            return xr.DataArray(v, dims=(SAMPLE, self.response_dim), coords=coords, name=name,
-                                attrs={"alpha": alpha, "kind": kind, "calibration_curves": n_cal})
-
-        return da(pred - half, "lower"), da(pred + half, "upper"), da(pred, parsed.response)
-
-    def permutation_test(self, term: str, n_permutations: int = 199, random_state: Any = 0,
-                         progress: bool | None = None) -> PermutationTestResult:
-        """Permutation test of no association between the response and one term.
-
-        The statistic is the exact leave-one-curve-out error at the fitted
-        hyper-parameters (kernel widths, dictionary, B and lambda held fixed);
-        under the null the term's values are exchangeable across samples, so
-        permuting them (the other terms fixed) draws from the null distribution.
-        ``p = (1 + #{T_perm <= T_obs}) / (B + 1)``.
-
-        Parameters
-        ----------
-        term : str
-            A term of the formula (a functional input, or ``"scalars"``).
-        n_permutations : int
-        random_state : int, optional
-        progress : bool, optional
-
-        Returns
-        -------
-        PermutationTestResult
-            ``statistic``, ``pvalue``, ``null_distribution`` (as ``scipy.stats`` results), ``term``;
-            ``print()`` it for a readable report.
-
-        Examples
-        --------
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-        ...                            progress=False).fit()
-        >>> out = res.permutation_test("cca", n_permutations=19, progress=False)
-        >>> out.null_distribution.shape, 0 < out.pvalue <= 1
-        ((19,), True)
-        """
-        from sklearn.base import clone
-
-        from ..progress import progress as bar
-        from ..selection import lambda_criteria
-
-        parsed = self.model.parsed
-        if term not in parsed.terms:
-            raise ValueError(f"{term!r} is not a term of {self.model.formula!r}; terms: {parsed.terms}")
-        if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) \
-                or n_permutations < 1:
-            raise ValueError(f"n_permutations must be a whole number >= 1 (e.g. 199), got {n_permutations!r}")
-        if getattr(self.estimator, "decomposition_", None) is None:
-            raise ValueError("the permutation test uses the closed-form leave-one-curve-out error; refit with "
-                             "solver='eig'")
-        X = parsed.inputs(self.model.data)
-        Y = self.response
-        t_obs = float(lambda_criteria(self.estimator, Y, np.array([self.lam])).loo[0])
-        rng = np.random.default_rng(random_state)
-        n = Y.sizes[SAMPLE]
-        null = np.empty(n_permutations)
-        est = clone(self.estimator).set_params(lam=self.lam)
-        show = self.model.progress if progress is None else progress
-        with said_once(quiet=(InterpolationWarning,)):  # one warning per cause, not one per refit
-            for b in bar(range(n_permutations), desc=f"permutation test ({term})", enabled=show):
-                perm = rng.permutation(n)
-                Xp = dict(X)
-                v = X[term]
-                Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values)
-                            if isinstance(v, xr.DataArray) else np.asarray(v)[perm])
-                est.fit(Xp, Y)
-                null[b] = lambda_criteria(est, Y, np.array([self.lam])).loo[0]
-        p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
-        return PermutationTestResult(statistic=t_obs, pvalue=float(p), null_distribution=null, term=term,
-                                     response=parsed.response, n_permutations=n_permutations)
-
 
 def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``Y`` and ``r`` divided by a power of two near the largest value of ``reference`` (default ``Y``), exactly,
@@ -612,13 +440,3 @@ def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = Non
     top = float(np.nanmax(np.abs(ref))) if np.isfinite(ref).any() else 0.0
     scale = float(2.0 ** np.frexp(top)[1]) if 0 < top < np.inf else 1.0
     return Y / scale, r / scale
-
-
-def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:
-    """The ``ceil((n + 1)(1 - alpha))``-th smallest score (``inf`` when that exceeds ``n``)."""
-    n = scores.size
-    k = int(np.ceil((n + 1) * (1 - alpha)))
-    if n == 0 or k > n:
-        return float("inf")
-    return float(np.sort(scores)[k - 1])
-
