@@ -152,7 +152,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
 
     Examples
     --------
-    >>> rng = np.random.defaultas_generator(0)
+    >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(400, 2)); grid = np.linspace(0, 1, 30)
     >>> Y = np.sin(np.pi * X[:, :1] * grid) + 0.05 * rng.normal(size=(400, 30))
     >>> model = ApproxKPLRegressor(dictionary=Fourier(4), approx=Nystroem(50), lam="gcv", chunk_size=100)
@@ -410,7 +410,7 @@ def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None, **overrides: Any
     Examples
     --------
     >>> from fdakpl import KPLRegressor
-    >>> X = np.random.defaultas_generator(0).normal(size=(30, 3)); Y = np.sin(X[:, :1] * np.linspace(0, 1, 5))
+    >>> X = np.random.default_rng(0).normal(size=(30, 3)); Y = np.sin(X[:, :1] * np.linspace(0, 1, 5))
     >>> m = KPLRegressor(dictionary=Fourier(1), approx=RandomFourierFeatures(20)).fit(X, Y)
     >>> m.coef_.shape, m.approx_description_
     ((20, 3), 'random Fourier features, 20 features')

@@ -126,7 +126,7 @@ class Nystroem(FeatureMap):
 
     Examples
     --------
-    >>> X = np.random.defaultas_generator(0).normal(size=(50, 2))
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
     >>> ny = Nystroem(50).fit(Gaussian(1.0), lambda idx: (X[idx], None), 50)
     >>> Z = ny.transform(X)
     >>> bool(np.allclose(Z @ Z.T, Gaussian(1.0)(X), atol=1e-8))
@@ -233,7 +233,7 @@ class RandomFourierFeatures(FeatureMap):
 
     Examples
     --------
-    >>> X = np.random.defaultas_generator(0).normal(size=(5, 3))
+    >>> X = np.random.default_rng(0).normal(size=(5, 3))
     >>> rff = RandomFourierFeatures(20000).fit(Gaussian(2.0), lambda idx: (X[idx], None), 5)
     >>> Z = rff.transform(X)
     >>> bool(np.abs(Z @ Z.T - Gaussian(2.0)(X)).max() < 0.05)
