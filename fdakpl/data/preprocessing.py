@@ -88,8 +88,11 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
                         "numbers (the formula interface does this with C(...)), or convert numeric text with "
                         ".astype(float)")
     try:
-        arr = check_array(X, accept_sparse=False, dtype=np.float64, ensure_2d=True, allow_nd=True,
-                          ensure_all_finite=False, input_name=name, ensure_min_samples=0)
+        if isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim >= 2 and X.shape[1] > 0:
+            arr = X  # already what check_array would return
+        else:
+            arr = check_array(X, accept_sparse=False, dtype=np.float64, ensure_2d=True, allow_nd=True,
+                              ensure_all_finite=False, input_name=name, ensure_min_samples=0)
     except TypeError as err:
         raise TypeError(f"{name!r} must be numeric; encode categories as numbers (the formula interface does "
                         f"this with C(...)): {err}") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,16 @@ from ..data.functional import Observations
 __all__ = ["DOMAIN_TOL", "Dictionary", "GridDictionary", "dense_on_grid", "p1_evaluate", "p1_gram"]
 
 DOMAIN_TOL = 1e-9
+
+#: fitted states of dictionaries that do not depend on the data, by (class, parameters, domain, setup key);
+#: a fit of an equal dictionary (a clone, the next fold, the next refit) reuses atoms, Gram and its
+#: eigendecompositions instead of rebuilding them
+_STATES: OrderedDict[Any, dict[str, Any]] = OrderedDict()
+_STATES_MAX = 64
+#: eigendecompositions of ``B^1/2 G B^1/2`` by ``id`` of the Gram matrix (held, so the id stays valid), then by
+#: ``B^1/2``: kept off the instances, whose attributes are what ``save()`` stores
+_EIGH: OrderedDict[int, tuple[np.ndarray, OrderedDict[bytes, tuple[np.ndarray, np.ndarray]]]] = OrderedDict()
+_EIGH_MAX = 16
 
 
 class Dictionary(BaseEstimator):
@@ -42,6 +53,11 @@ class Dictionary(BaseEstimator):
     def _gram(self) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _setup_key(self, obs: Observations | None) -> Any:
+        """What, besides the parameters and the domain, :meth:`_setup` reads from ``obs`` (hashable), or
+        None when the fitted state must not be reused (data-dependent or unknown: the default)."""
+        return None
+
     # -- public API -------------------------------------------------------
     def fit(self, obs: Observations | None = None, domain: tuple[float, float] | None = None) -> Dictionary:
         """Set the domain and any data-dependent atoms; returns ``self``.
@@ -68,8 +84,22 @@ class Dictionary(BaseEstimator):
             raise ValueError(f"{type(self).__name__} is fitted on the responses: pass obs")
         if obs is not None:
             self._check_inside(obs.location, "response locations")
+        key = None if self.data_dependent else self._setup_key(obs)
+        if key is not None:
+            key = (type(self), repr(self), self.domain_, key)
+            state = _STATES.get(key)
+            if state is not None:
+                _STATES.move_to_end(key)
+                self.__dict__.update(state)
+                return self
         self._setup(obs)
         self._gram_cache = None
+        if key is not None:
+            self.gram()  # computed once per state
+            params = set(self._get_param_names())
+            _STATES[key] = {k: v for k, v in vars(self).items() if k not in params}
+            if len(_STATES) > _STATES_MAX:
+                _STATES.popitem(last=False)
         return self
 
     @property
@@ -106,6 +136,48 @@ class Dictionary(BaseEstimator):
             g = self._gram()
             self._gram_cache = 0.5 * (g + g.T)
         return self._gram_cache.copy()
+
+    def scaled_gram_eigh(self, b_half: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Eigenvalues (ascending) and eigenvectors of ``B^{1/2} G B^{1/2}`` (of ``G`` when ``b_half`` is None).
+
+        Cached on the dictionary (and shared by its equal copies when the dictionary does not depend on the
+        data), so that a refit, a fold or a lambda path reuses it. The result is read-only.
+
+        Examples
+        --------
+        >>> from fdakpl.dictionaries import Fourier
+        >>> e, V = Fourier(1).fit(domain=(0.0, 1.0)).scaled_gram_eigh(np.diag([1.0, 2.0, 2.0]))
+        >>> np.round(e, 8)
+        array([1., 4., 4.])
+        """
+        self._require_fitted()
+        if getattr(self, "_gram_cache", None) is None:
+            self.gram()
+        g = self._gram_cache
+        entry = _EIGH.get(id(g))
+        if entry is None or entry[0] is not g:
+            entry = _EIGH[id(g)] = (g, OrderedDict())
+            if len(_EIGH) > _STATES_MAX:
+                _EIGH.popitem(last=False)
+        else:
+            _EIGH.move_to_end(id(g))
+        cache = entry[1]
+        key = b"" if b_half is None else np.ascontiguousarray(b_half, dtype=float).tobytes()
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        if b_half is None:
+            C = g
+        else:
+            bh = np.asarray(b_half, dtype=float)
+            C = bh[:, None] * g * bh[None, :] if bh.ndim == 1 else bh @ g @ bh
+        e, V = np.linalg.eigh(0.5 * (C + C.T))
+        e.flags.writeable = False
+        V.flags.writeable = False
+        cache[key] = (e, V)
+        if len(cache) > _EIGH_MAX:
+            cache.popitem(last=False)
+        return e, V
 
     @property
     def n_atoms_(self) -> int:

@@ -25,13 +25,15 @@ from ..data.preprocessing import (
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
-from ..solvers.closed_form import decompose, project_observations, ridge_coef, ridge_sylvester
+from ..solvers.closed_form import decompose, project_observations, ridge_coef, ridge_sylvester, sym_sqrt
 from ..solvers.iterative import point_design, resolve_solver, solve_kpl
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
 #: fraction of the available memory that the exact solver may plan to use (see :func:`check_exact_memory`)
 MEMORY_FRACTION = 0.5
+#: below this estimate (64 MiB, n of about 1,000) the available memory is not read: any machine has it
+SMALL_PROBLEM_BYTES = 64 * 2**20
 
 
 def _available_memory() -> float | None:
@@ -63,7 +65,8 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
         Bytes the fit may use: ``None`` reads the environment variable
         ``FDAKPL_MEMORY_LIMIT`` (bytes, or ``"inf"``), else takes
         ``MEMORY_FRACTION`` (one half) of the available memory (psutil, or
-        ``os.sysconf``); ``float("inf")`` or ``"inf"`` turns the check off.
+        ``os.sysconf``; not read when the estimate is below ``SMALL_PROBLEM_BYTES``);
+        ``float("inf")`` or ``"inf"`` turns the check off.
 
     Returns
     -------
@@ -89,6 +92,8 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
     if limit is None:
         limit = os.environ.get("FDAKPL_MEMORY_LIMIT")
     if limit is None:
+        if estimate < SMALL_PROBLEM_BYTES:  # no memory read for a small fit (it costs more than the fit)
+            return estimate
         avail = _available_memory()
         if avail is None:  # pragma: no cover - cannot tell
             return estimate
@@ -318,7 +323,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         G = dic.gram()
         B = check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_), "output_matrix")
         self.gram_, self.B_ = G, B
-        self._warn_unsupported_atoms(obs, G)
+        self._warn_unsupported_atoms(obs, dic)
 
         # inner products nu and kernel matrix
         weights, self.integration_ = integration_weights(obs_c, dom, self.integration)
@@ -330,7 +335,8 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
 
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
         if self.solver_ == "eig":
-            self.decomposition_ = decompose(K, G, B, N)
+            Bs = sym_sqrt(B)
+            self.decomposition_ = decompose(K, G, B, N, output_eigh=dic.scaled_gram_eigh(Bs[0]), B_sqrt=Bs)
             self.coef_ = ridge_coef(self.decomposition_, self.lam)
         elif self.solver_ == "sylvester":
             self.decomposition_ = None
@@ -351,9 +357,17 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.n_samples_fit_ = n
         return self
 
-    def _warn_unsupported_atoms(self, obs: Observations, G: np.ndarray) -> None:
-        q = np.unique(obs.location).size
-        rank = np.linalg.matrix_rank(G, tol=1e-10 * max(np.abs(G).max(), 1e-300) * G.shape[0])
+    def _warn_unsupported_atoms(self, obs: Observations, dic: Dictionary) -> None:
+        d = dic.n_atoms_
+        if obs.grid is not None and obs.grid_index is not None:
+            q = int(np.count_nonzero(np.bincount(obs.grid_index, minlength=obs.grid.size)))
+        else:
+            q = np.unique(obs.location).size
+        if d <= q:  # the rank cannot exceed d
+            return
+        # rank of G from its cached eigenvalues (G is symmetric: singular values = |eigenvalues|)
+        ev = np.abs(dic.scaled_gram_eigh()[0])
+        rank = int(np.count_nonzero(ev > 1e-10 * max(float(np.abs(dic.gram()).max()), 1e-300) * d))
         if rank > q:
             warnings.warn(
                 f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "

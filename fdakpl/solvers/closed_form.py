@@ -118,10 +118,15 @@ class RidgeDecomposition:
         return se / (se + self.n * lam)
 
 
-def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray) -> RidgeDecomposition:
+def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray,
+              output_eigh: tuple[np.ndarray, np.ndarray] | None = None,
+              B_sqrt: tuple[np.ndarray, np.ndarray] | None = None) -> RidgeDecomposition:
     """Decompose ``K`` and ``B^{1/2} G B^{1/2}`` once for a whole lambda path.
 
-    Cost: ``O(n^3 + d^3 + n^2 d + n d^2)``.
+    Cost: ``O(n^3 + d^3 + n^2 d + n d^2)``. ``output_eigh``, the eigenvalues and eigenvectors of
+    ``B^{1/2} G B^{1/2}``, and ``B_sqrt`` (``B^{1/2}``, ``B^{-1/2}``), when the caller has them (they
+    depend only on the dictionary and ``B``: :meth:`fdakpl.dictionaries.Dictionary.scaled_gram_eigh`),
+    save the ``d x d`` work.
 
     Examples
     --------
@@ -134,9 +139,12 @@ def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray) -> Rid
         raise ValueError(f"shape mismatch: K {K.shape}, G {G.shape}, B {B.shape}, N {N.shape}")
     s, U = np.linalg.eigh(0.5 * (K + K.T))
     s = np.clip(s, 0.0, None)
-    Bh, Bmh = sym_sqrt(B)
-    C = Bh @ G @ Bh
-    e, V = np.linalg.eigh(0.5 * (C + C.T))
+    Bh, Bmh = sym_sqrt(B) if B_sqrt is None else B_sqrt
+    if output_eigh is None:
+        C = Bh @ G @ Bh
+        e, V = np.linalg.eigh(0.5 * (C + C.T))
+    else:
+        e, V = output_eigh
     e = np.clip(e, 0.0, None)
     Nt = U.T @ (N @ Bh) @ V
     return RidgeDecomposition(s, U, e, V, Bh, Bmh, Nt, n, V.T @ Bh, V.T @ Bmh)
