@@ -29,11 +29,11 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import compare, machine, ratio  # noqa: E402
+from _timing import compare, machine, ratio
 
-from fdakpl import FunctionalRegression, Gaussian, KPLRegressor, datasets  # noqa: E402
-from fdakpl.data.functional import interpolate_missing  # noqa: E402
-from fdakpl.dictionaries import Fourier, Wavelet  # noqa: E402
+from fdakpl import FunctionalRegression, Gaussian, KPLRegressor, datasets
+from fdakpl.data.functional import interpolate_missing
+from fdakpl.dictionaries import Fourier, Wavelet
 
 OUT = Path(__file__).parent / "results" / "floor.json"
 LAM = 1e-3
@@ -117,9 +117,9 @@ def main() -> None:
                      "max_abs_difference_to_floor": {"arrays": err_a, "formula": err_f, "prediction_scale": scale},
                      "ratio_arrays": ratio(t, "fdakpl_arrays", "floor_arrays"),
                      "ratio_formula": ratio(t, "fdakpl_formula", "floor_formula"), **t}
+        ra, rf = res[name]["ratio_arrays"]["min"], res[name]["ratio_formula"]["min"]
         print(name, {k: round(v["min_ms"], 3) for k, v in t["times"].items()},
-              "arrays x%.2f formula x%.2f (min)" % (res[name]["ratio_arrays"]["min"],
-                                                    res[name]["ratio_formula"]["min"]), flush=True)
+              f"arrays x{ra:.2f} formula x{rf:.2f} (min)", flush=True)
     res["machine_at_end"] = machine()
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(res, indent=2))

@@ -448,7 +448,12 @@ class MeanFunction:
 
     def __init__(self, obs: Observations, domain: tuple[float, float],
                  derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
-        cells, cell_of, binned = location_cells(obs.location, domain)
+        if obs.grid is not None and obs.grid_index is not None:  # same cells, without sorting every point
+            cells, cell_at, binned = location_cells(obs.grid, domain,
+                                                    np.bincount(obs.grid_index, minlength=obs.grid.size))
+            cell_of = cell_at[obs.grid_index]
+        else:
+            cells, cell_of, binned = location_cells(obs.location, domain)
         k = cells.size
         self._set(cells, cell_locations(obs.value, cell_of, k, derivative),
                   np.bincount(cell_of, minlength=k).astype(float),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from typing import Any
 
@@ -19,10 +20,25 @@ DOMAIN_TOL = 1e-9
 #: eigendecompositions instead of rebuilding them
 _STATES: OrderedDict[Any, dict[str, Any]] = OrderedDict()
 _STATES_MAX = 64
-#: eigendecompositions of ``B^1/2 G B^1/2`` by ``id`` of the Gram matrix (held, so the id stays valid), then by
-#: ``B^1/2``: kept off the instances, whose attributes are what ``save()`` stores
-_EIGH: OrderedDict[int, tuple[np.ndarray, OrderedDict[bytes, tuple[np.ndarray, np.ndarray]]]] = OrderedDict()
-_EIGH_MAX = 16
+#: what is derived from a fitted state (eigendecompositions of ``B^1/2 G B^1/2`` by ``B^1/2``, atoms at given
+#: locations), by ``id`` of the state's Gram matrix (held, so the id stays valid): kept off the instances, whose
+#: attributes are what ``save()`` stores
+_DERIVED: OrderedDict[int, tuple[np.ndarray, OrderedDict[Any, Any]]] = OrderedDict()
+_DERIVED_MAX = 16
+#: atoms at at most this many locations are kept for reuse
+_EVAL_CACHE_POINTS = 4096
+
+
+@functools.cache
+def _param_names(cls: type) -> list[str]:
+    return BaseEstimator._get_param_names.__func__(cls)  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _signature_names(cls: type) -> tuple[str, ...]:
+    import inspect
+
+    return tuple(p for p in inspect.signature(cls.__init__).parameters if p != "self")
 
 
 class Dictionary(BaseEstimator):
@@ -122,12 +138,29 @@ class Dictionary(BaseEstimator):
             )
 
     def evaluate(self, theta: Any) -> np.ndarray:
-        """Atoms at locations ``theta``: array of shape ``(len(theta), n_atoms)``."""
+        """Atoms at locations ``theta``: array of shape ``(len(theta), n_atoms)``.
+
+        For a dictionary that does not depend on the data the result is kept for reuse (read-only).
+        """
         self._require_fitted()
         theta = np.atleast_1d(np.asarray(theta, dtype=float))
+        reuse = not self.data_dependent and theta.ndim == 1 and theta.size <= _EVAL_CACHE_POINTS
+        if reuse:  # the atoms at the training grid serve the fit and every prediction
+            cache = self._derived()
+            key = ("evaluate", theta.tobytes())
+            hit = cache.get(key)
+            if hit is not None:
+                cache.move_to_end(key)
+                return hit
         self._check_inside(theta)
         lo, hi = self.domain_
-        return self._evaluate(np.clip(theta, lo, hi))
+        out = self._evaluate(np.clip(theta, lo, hi))
+        if reuse:
+            out.flags.writeable = False
+            cache[key] = out
+            if len(cache) > _DERIVED_MAX:
+                cache.popitem(last=False)
+        return out
 
     def gram(self) -> np.ndarray:
         """Gram matrix ``(<phi_l, phi_l'>_{L2})``, shape ``(n_atoms, n_atoms)``."""
@@ -151,21 +184,13 @@ class Dictionary(BaseEstimator):
         array([1., 4., 4.])
         """
         self._require_fitted()
-        if getattr(self, "_gram_cache", None) is None:
-            self.gram()
-        g = self._gram_cache
-        entry = _EIGH.get(id(g))
-        if entry is None or entry[0] is not g:
-            entry = _EIGH[id(g)] = (g, OrderedDict())
-            if len(_EIGH) > _STATES_MAX:
-                _EIGH.popitem(last=False)
-        else:
-            _EIGH.move_to_end(id(g))
-        cache = entry[1]
-        key = b"" if b_half is None else np.ascontiguousarray(b_half, dtype=float).tobytes()
+        cache = self._derived()
+        key = ("eigh", b"" if b_half is None else np.ascontiguousarray(b_half, dtype=float).tobytes())
         hit = cache.get(key)
         if hit is not None:
+            cache.move_to_end(key)
             return hit
+        g = self._gram_cache
         if b_half is None:
             C = g
         else:
@@ -175,9 +200,27 @@ class Dictionary(BaseEstimator):
         e.flags.writeable = False
         V.flags.writeable = False
         cache[key] = (e, V)
-        if len(cache) > _EIGH_MAX:
+        if len(cache) > _DERIVED_MAX:
             cache.popitem(last=False)
         return e, V
+
+    def _derived(self) -> OrderedDict[Any, Any]:
+        """The cache of what is derived from this fitted state (shared by equal copies)."""
+        if getattr(self, "_gram_cache", None) is None:
+            self.gram()
+        g = self._gram_cache
+        entry = _DERIVED.get(id(g))
+        if entry is None or entry[0] is not g:
+            entry = _DERIVED[id(g)] = (g, OrderedDict())
+            if len(_DERIVED) > _STATES_MAX:
+                _DERIVED.popitem(last=False)
+        else:
+            _DERIVED.move_to_end(id(g))
+        return entry[1]
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return _param_names(cls)  # inspect.signature once per class (clone, repr, get_params)
 
     @property
     def n_atoms_(self) -> int:
@@ -197,9 +240,7 @@ class Dictionary(BaseEstimator):
             ", progress=False", "")
 
     def __repr__(self) -> str:
-        import inspect
-
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        names = _signature_names(type(self))
         params = ", ".join(f"{k}={getattr(self, k)!r}" for k in names)
         return f"{type(self).__name__}({params})"
 
