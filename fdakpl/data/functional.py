@@ -33,6 +33,7 @@ __all__ = [
     "interpolate_missing",
     "location_dim",
     "quadrature_weights",
+    "sample_index",
     "to_long",
     "validate_functional",
 ]
@@ -74,6 +75,20 @@ def location_dim(da: xr.DataArray, name: str | None = None) -> str:
             "location dim besides 'sample' (stack or select the extra dims first)"
         )
     return str(others[0])
+
+
+def sample_index(da: xr.DataArray | xr.Dataset) -> pd.Index:
+    """The sample labels as a pandas Index (the object's own index when it has one: its uniqueness is cached).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> sample_index(xr.DataArray([1.0, 2.0], dims="sample", coords={"sample": ["a", "b"]})).is_unique
+    True
+    """
+    if SAMPLE in da.indexes:
+        return da.indexes[SAMPLE]
+    return pd.Index(np.asarray(da[SAMPLE].values))
 
 
 def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
@@ -128,7 +143,7 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             f"{label!r}: location dim {loc!r} has no coordinate; assign one with "
             f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))"
         )
-    coord = np.asarray(da[loc].values)
+    coord = np.asarray(da.coords.variables[loc].values)
     if not np.issubdtype(coord.dtype, np.number):
         raise ValueError(
             f"{label!r}: location coordinate {loc!r} has dtype {coord.dtype}; it must "
@@ -142,7 +157,7 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             f"{label!r}: location coordinate {loc!r} is not strictly increasing; sort "
             f"it with da.sortby({loc!r}) and drop duplicated locations"
         )
-    if SAMPLE in da.coords and not pd.Index(da[SAMPLE].values).is_unique:
+    if SAMPLE in da.coords and not sample_index(da).is_unique:
         dup = pd.Index(da[SAMPLE].values)
         shown = dup[dup.duplicated()].unique()[:5].tolist()
         raise ValueError(
@@ -150,7 +165,7 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             "cross-validation and alignment use them): relabel, e.g. "
             "da.assign_coords(sample=np.arange(da.sizes['sample']))"
         )
-    out = da.transpose(SAMPLE, loc)
+    out = da if da.dims == (SAMPLE, loc) else da.transpose(SAMPLE, loc)
     if out.dtype != np.float64:
         out = out.astype(np.float64)
     return out

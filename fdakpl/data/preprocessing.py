@@ -30,6 +30,7 @@ from .functional import (
     location_dim,
     observations_from_long,
     quadrature_weights,
+    sample_index,
     validate_functional,
 )
 
@@ -190,11 +191,14 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
 
 def _labels_of(X: Any) -> np.ndarray | None:
     labels = None
+    index = None
     if isinstance(X, xr.DataArray) and SAMPLE in X.dims and SAMPLE in X.coords:
-        labels = np.asarray(X[SAMPLE].values)
+        index = sample_index(X)
     elif isinstance(X, (pd.DataFrame, pd.Series)):
-        labels = np.asarray(X.index)
-    if labels is not None and not pd.Index(labels).is_unique:
+        index = X.index
+    if index is not None:
+        labels = np.asarray(index)
+    if index is not None and not index.is_unique:
         idx = pd.Index(labels)
         raise ValueError(f"the inputs have duplicated sample labels {idx[idx.duplicated()].unique()[:5].tolist()}; "
                          "labels must identify curves: relabel them")

@@ -125,10 +125,14 @@ class FunctionalRegressionResults(InterpretationMixin):
         if not isinstance(pred, xr.DataArray):
             theta = self.estimator.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
             pred = xr.DataArray(pred, dims=(SAMPLE, self.response_dim), coords={self.response_dim: theta})
-        pred = pred.rename({d: self.response_dim for d in pred.dims if d not in (SAMPLE,) and d != self.response_dim})
-        if SAMPLE in ds.coords:
+        renames = {d: self.response_dim for d in pred.dims if d not in (SAMPLE,) and d != self.response_dim}
+        if renames:
+            pred = pred.rename(renames)
+        if SAMPLE in ds.coords and not (SAMPLE in pred.indexes and SAMPLE in ds.indexes
+                                        and pred.indexes[SAMPLE].equals(ds.indexes[SAMPLE])):
             pred = pred.assign_coords({SAMPLE: ds[SAMPLE].values})
-        return pred.rename(self.model.parsed.response)
+        name = self.model.parsed.response
+        return pred if pred.name == name else pred.rename(name)
 
     @property
     def fitted(self) -> xr.DataArray:
