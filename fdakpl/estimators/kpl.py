@@ -25,13 +25,26 @@ from ..data.preprocessing import (
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
-from ..solvers.closed_form import decompose, project_observations, ridge_coef, ridge_sylvester, sym_sqrt
+from ..solvers.closed_form import (
+    decompose,
+    project_observations,
+    ridge_coef,
+    ridge_single,
+    ridge_sylvester,
+    sym_sqrt,
+)
 from ..solvers.iterative import point_design, resolve_solver, solve_kpl
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
 #: fraction of the available memory that the exact solver may plan to use (see :func:`check_exact_memory`)
 MEMORY_FRACTION = 0.5
+#: from this many training curves, ``solver="auto"`` with the square loss solves for its one lambda by
+#: :func:`fdakpl.solvers.closed_form.ridge_single` (Cholesky or tridiagonal reduction) instead of the full
+#: eigendecomposition of ``K``; measured (benchmarks/bench_single_lambda.py, one BLAS thread): the single route
+#: is 2x (B = 1.5^-scale) to 5x (B = I) faster from n = 250 on; below 500 curves the eigendecomposition costs
+#: under 25 ms and is kept, as it gives the whole lambda path (``decomposition_``) for free
+SINGLE_LAMBDA_MIN_N = 500
 #: below this estimate (64 MiB, n of about 1,000) the available memory is not read: any machine has it
 SMALL_PROBLEM_BYTES = 64 * 2**20
 
@@ -150,6 +163,11 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
     solver : {"auto", "eig", "sylvester", "exact_partial", "iterative"}
         ``"eig"``: the plug-in closed form by eigendecompositions (whole
         lambda path; stable for singular Gram matrices), the fastest;
+        ``"auto"`` with the square loss is ``"eig"``, except that from
+        ``SINGLE_LAMBDA_MIN_N`` (500) training curves it solves for its one
+        lambda without the eigendecomposition of ``K``
+        (:func:`fdakpl.solvers.closed_form.ridge_single`; ``decomposition_``
+        is then None: pass ``solver="eig"`` to keep the lambda path);
         ``"sylvester"``: the same closed form by a Sylvester solver for one
         lambda; ``"exact_partial"``: the exact square-loss minimiser for
         partially observed curves, with per-curve estimated Gram matrices
@@ -210,6 +228,9 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         The integration mode used.
     solver_ : str
         The solver used (``"auto"`` resolved).
+    route_ : str or None
+        How the closed form was solved: ``"eigendecomposition"`` (``decomposition_`` holds the lambda
+        path), ``"cholesky"`` or ``"tridiagonal"`` (single-lambda route), None for the other solvers.
     loss_ : GroundLoss
         The loss fitted, at the responses' scale when its parameter is relative.
     response_scale_ : float or None
@@ -334,10 +355,17 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.nu_ = N
 
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
+        self.route_ = None
         if self.solver_ == "eig":
             Bs = sym_sqrt(B)
-            self.decomposition_ = decompose(K, G, B, N, output_eigh=dic.scaled_gram_eigh(Bs[0]), B_sqrt=Bs)
-            self.coef_ = ridge_coef(self.decomposition_, self.lam)
+            out_eigh = dic.scaled_gram_eigh(Bs[0])
+            if self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eigendecomposition of K
+                self.decomposition_ = None
+                self.coef_, self.route_ = ridge_single(K, G, B, N, self.lam, output_eigh=out_eigh, B_sqrt=Bs)
+            else:
+                self.decomposition_ = decompose(K, G, B, N, output_eigh=out_eigh, B_sqrt=Bs)
+                self.coef_ = ridge_coef(self.decomposition_, self.lam)
+                self.route_ = "eigendecomposition"
         elif self.solver_ == "sylvester":
             self.decomposition_ = None
             self.coef_ = ridge_sylvester(K, G, B, N, self.lam)
