@@ -27,7 +27,9 @@ import numpy as np
 from fdakpl import BSpline, Gaussian, KPLRegressor, Wavelet, datasets
 from fdakpl.data.functional import Observations
 from fdakpl.data.integration import integration_weights
-from fdakpl.solvers.iterative import exact_partial_ridge, kpl_iterative, kpl_iterative_path, point_design
+from fdakpl.solvers.design import point_design
+from fdakpl.solvers.iterative import kpl_iterative, kpl_iterative_path
+from fdakpl.solvers.partial import exact_partial_ridge
 
 OUT = Path(__file__).parent / "results" / "iterative.json"
 

@@ -129,7 +129,7 @@ class Square(GroundLoss):
     """Square ground loss ``l(y, yhat) = (yhat - y)**2``: the functional square loss.
 
     With it the iterative solver computes the ridge estimators of the closed
-    forms (:mod:`fdakpl.solvers.closed_form`) and of :func:`fdakpl.solvers.iterative.exact_partial_ridge`.
+    forms (:mod:`fdakpl.solvers.closed_form`) and of :func:`fdakpl.solvers.partial.exact_partial_ridge`.
 
     Examples
     --------

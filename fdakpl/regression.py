@@ -17,8 +17,16 @@ from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
 from .losses import LogCosh, make_loss
 from .notices import InterpolationWarning, distinct, said_once
-from .selection import DEFAULT_LAMBDAS, check_edge, kfold_path, lambda_criteria
+from .selection import DEFAULT_LAMBDAS, centred_observations, check_edge, kfold_path, ridge_path
 from .selection_partial import MAX_POINTS, exact_partial_path
+from .tuning import (
+    DEFAULT_B_GRID,
+    DEFAULT_WIDTH_MULTIPLES,
+    TuningResult,
+    curve_quadratics,
+    tune_closed_form,
+    warn_on_edge,
+)
 
 __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
@@ -67,12 +75,24 @@ class FunctionalRegression:
         How per-term kernels combine.
     output_matrix : None, float, array or OutputMatrix
         ``B``; a number ``b`` is the scale-decaying ``diag(b**-scale)``.
-    lam : "gcv", "loo", "cv", float or sequence
-        Regularisation, or how to choose it: GCV (default) or exact leave-one-curve-out over
-        ``lam_grid`` (closed form), K-fold CV (``cv`` folds, over ``lam_grid`` and ``param_grid``),
-        a number, or a grid (chosen by GCV).
+    lam : "loo", "gcv", "cv", float or sequence
+        Regularisation, or how to choose it: exact leave-one-curve-out over ``lam_grid``
+        (default, closed form on every route), pointwise GCV (leaves out single points; it
+        undersmooths when points within a curve are dependent, see the guide's tuning page),
+        K-fold CV (``cv`` folds, over ``lam_grid`` and ``param_grid``), a number, or a grid
+        (chosen by leave-one-curve-out).
     lam_grid : sequence, optional
-        Grid for the criteria (default ``geomspace(1e-8, 1, 41)``).
+        Grid for the criteria (default ``geomspace(1e-8, 1, 21)``).
+    width_grid : "auto", sequence of float or None
+        Multiples of the median-heuristic width tried for every Gaussian term whose kernel is not
+        given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", or
+        at a fixed lambda by leave-one-curve-out); ``"auto"``:
+        :data:`fdakpl.tuning.DEFAULT_WIDTH_MULTIPLES`; ``None``: the median heuristic itself.
+        Not used by ``lam="cv"`` (give ``param_grid={"sigma": [...]}``) nor by ``approx=``.
+    b_grid : "auto", sequence of float or None
+        Scale decays ``b`` of ``B = diag(b^-scale)`` tried jointly (only when ``output_matrix``
+        is not given and the dictionary has atoms at several scales); ``"auto"``:
+        :data:`fdakpl.tuning.DEFAULT_B_GRID`; ``None``: ``B = I``.
     loss : str or loss object, default "square"
         Ground loss of the integral loss; non-square losses use the iterative solver.
     solver : {"auto", "eig", "sylvester", "exact_partial", "iterative"}
@@ -96,6 +116,11 @@ class FunctionalRegression:
         Show progress bars for long work.
     domain : (float, float), optional
         Domain of the response curves (default: the range of its coordinate).
+    groups : str or array-like, optional
+        Curves that are not independent, e.g. several curves of one subject: the name of a
+        variable of ``data`` (dim ``sample``) or one label per curve. Leave-one-curve-out then
+        leaves out whole groups (exact, closed form) and ``lam="cv"`` keeps each group in one
+        fold; otherwise dependent curves predict each other and the criteria undersmooth.
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
         :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
@@ -104,19 +129,19 @@ class FunctionalRegression:
     --------
     >>> from fdakpl import FunctionalRegression, datasets
     >>> ds = datasets.dti_first_visits()
-    >>> res = FunctionalRegression("rcst ~ cca", data=ds, dictionary="db3", levels=4,
-    ...                            interpolate_inputs=True, progress=False).fit()
+    >>> res = FunctionalRegression("rcst ~ cca", data=ds, interpolate_inputs=True, progress=False).fit()
     >>> res.predict(ds.isel(sample=slice(0, 2))).dims
     ('sample', 'rcst_loc')
     """
 
     def __init__(self, formula: str, data: Any, *, dictionary: str | Dictionary = "auto", levels: int | None = None,
                  kernel: Kernel | None = None, kernels: Mapping[str, Kernel] | None = None, combine: str = "product",
-                 output_matrix: Any = None, lam: Any = "gcv", lam_grid: Sequence[float] | None = None,
+                 output_matrix: Any = None, lam: Any = "loo", lam_grid: Sequence[float] | None = None,
+                 width_grid: Any = "auto", b_grid: Any = "auto",
                  loss: Any = "square", solver: str = "auto", center: bool = True, interpolate_inputs: bool = False,
                  cv: int = 5, param_grid: Mapping[str, Sequence[Any]] | None = None, sigma_relative: bool = True,
                  random_state: Any = None, n_jobs: int = 2, progress: bool = True,
-                 domain: tuple[float, float] | None = None, approx: Any = None) -> None:
+                 domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None) -> None:
         self.formula = formula
         self.data = as_dataset(data)
         self.dictionary = dictionary
@@ -127,6 +152,8 @@ class FunctionalRegression:
         self.output_matrix = output_matrix
         self.lam = lam
         self.lam_grid = lam_grid
+        self.width_grid = width_grid
+        self.b_grid = b_grid
         self.loss = loss
         self.solver = solver
         self.center = center
@@ -139,6 +166,7 @@ class FunctionalRegression:
         self.progress = progress
         self.domain = domain
         self.approx = approx
+        self.groups = groups
         self.parsed = parse_formula(formula, self.data)
 
     @classmethod
@@ -207,16 +235,110 @@ class FunctionalRegression:
             raise ValueError(f"solver={solver!r} solves the square loss only; use solver='iterative' for {loss_name}")
         return solver, reasons[solver]
 
-    def _estimator(self, kernel: Kernel, solver: str, lam: Any, loss: Any = None,
-                   dictionary: Any = None) -> KPLRegressor:
+    def _estimator(self, kernel: Kernel, solver: str, lam: Any, *, loss: Any = None, dictionary: Any = None,
+                   output_matrix: Any = None) -> KPLRegressor:
         est = KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
-                           output_matrix=self.output_matrix, lam=lam, center=self.center, solver="eig",
-                           interpolate_inputs=self.interpolate_inputs, domain=self.domain)
+                           output_matrix=self.output_matrix if output_matrix is None else output_matrix, lam=lam,
+                           center=self.center, solver="eig", interpolate_inputs=self.interpolate_inputs,
+                           domain=self.domain)
         params = est.get_params(deep=False)
         extra: dict[str, Any] = {"loss": self.loss if loss is None else loss, "solver": solver}
         if self.approx is not None:
             extra["approx"] = self.approx
         return est.set_params(**{k: v for k, v in extra.items() if k in params})
+
+    def _loo_name(self) -> str:
+        return "leave-one-curve-out" if self.groups is None else \
+            f"leave-one-group-out ({self.groups if isinstance(self.groups, str) else 'groups'})"
+
+    def _group_labels(self) -> np.ndarray | None:
+        """One label per curve from ``groups`` (a variable name or labels), checked."""
+        g = self.groups
+        if g is None:
+            return None
+        n = self.data.sizes["sample"]
+        if isinstance(g, str):
+            if g not in self.data or self.data[g].dims != ("sample",):
+                raise ValueError(f"groups={g!r} must name a variable of data with the single dim 'sample'")
+            g = self.data[g].values
+        labels = np.asarray(g)
+        if labels.shape != (n,):
+            raise ValueError(f"groups must give one label per curve ({n}), got shape {labels.shape}")
+        if (labels.dtype.kind in "fc" and np.isnan(labels.astype(float)).any()) or \
+                (labels.dtype == object and any(v is None for v in labels)):
+            raise ValueError("groups has missing labels; give every curve a group")
+        return labels
+
+    def _grid_of(self, value: Any, default: np.ndarray, name: str) -> np.ndarray | None:
+        if value is None:
+            return None
+        msg = f"{name} must be 'auto', None or a sequence of numbers > 0, got {value!r}"
+        if isinstance(value, str) and value != "auto":
+            raise ValueError(msg)
+        try:
+            g = np.asarray(default if isinstance(value, str) else value, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise ValueError(msg) from None
+        if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
+            raise ValueError(msg)
+        return np.unique(g)
+
+    def _tune(self, proxy: KPLRegressor, kernels: dict[str, Kernel], Y: Any, lams: np.ndarray,
+              how: str) -> tuple[TuningResult | None, dict[str, Kernel], Any]:
+        """Joint choice of Gaussian widths (multiples of the median heuristic), ``b`` and lambda.
+
+        ``proxy`` is the closed-form square-loss fit with the default kernels; returns the
+        tuning result (None at a fixed lambda with nothing else to tune), the chosen kernels and ``B``.
+        """
+        widths = self._grid_of(self.width_grid, DEFAULT_WIDTH_MULTIPLES, "width_grid")
+        bs = self._grid_of(self.b_grid, DEFAULT_B_GRID, "b_grid")
+        given = set(self.kernels or {}) if self.kernel is None else set(kernels)
+        terms = [t for t, k in kernels.items() if isinstance(k, Gaussian) and t not in given] if widths is not None \
+            else []
+        scales = np.asarray(proxy.dictionary_.scales_, dtype=float)
+        tune_b = bs is not None and self.output_matrix is None and np.ptp(scales) > 0
+        if not terms and not tune_b and how == "fixed":
+            return None, kernels, self.output_matrix
+        obs, w, phi = centred_observations(proxy, Y)
+        quad = curve_quadratics(obs, phi, w)
+        Xv, Xw = proxy.X_fit_, proxy.X_weights_ or {}
+        dist = {t: _sq_distances(Xv[t], Xw.get(t)) for t in terms}
+        fixed = {t: k(Xv[t], None, Xw.get(t)) for t, k in kernels.items() if t not in dist}
+        product_ = self.combine == "product"
+
+        def kernel_matrix(mult: tuple[float, ...]) -> np.ndarray:
+            mats = list(fixed.values()) + [np.exp(-dist[t] / (2.0 * (m * kernels[t].sigma) ** 2))
+                                           for t, m in zip(terms, mult, strict=True)]
+            out = mats[0]
+            for M in mats[1:]:
+                out = out * M if product_ else out + M
+            return out
+
+        B0 = proxy.B_
+
+        def output_matrix(b: float) -> np.ndarray:
+            return ScaleDecay(b).matrix(scales) if tune_b else B0
+
+        score_path = None
+        if how == "gcv":
+            def score_path(dec: Any, lams_: np.ndarray, B: np.ndarray) -> np.ndarray:
+                return ridge_path(dec, phi, obs, w, lams_, loo=False).gcv
+        res = tune_closed_form(kernel_matrix, widths if terms else [1.0], len(terms), output_matrix,
+                               bs if tune_b else [np.nan], proxy.gram_, proxy.nu_, lams,
+                               score_path=score_path, quad=quad, criterion=how,
+                               groups=None if how == "gcv" else self._group_labels())
+        res.terms = terms
+        crit = "GCV" if how == "gcv" else self._loo_name()
+        for t, m in zip(terms, res.multiples, strict=True):
+            warn_on_edge(f"width of {t!r} ({m:g} x the median heuristic)", widths, int(np.argmin(np.abs(widths - m))),
+                         crit, "width_grid=[...], multiples of the median heuristic", stacklevel=5,
+                         lower_is_natural=isinstance(self.width_grid, str))  # default grid: see DEFAULT_WIDTH_...
+        if tune_b:
+            warn_on_edge("scale decay b", bs, res.index[1], crit, "b_grid=[...]", lower_is_natural=True, stacklevel=5)
+        chosen = dict(kernels)
+        for t, m in zip(terms, res.multiples, strict=True):
+            chosen[t] = Gaussian(m * kernels[t].sigma)
+        return res, chosen, (ScaleDecay(res.b) if tune_b else self.output_matrix)
 
     def _cv_param_grid(self, kernels: dict[str, Kernel]) -> dict[str, list[Any]]:
         grid = dict(self.param_grid or {})
@@ -244,6 +366,21 @@ class FunctionalRegression:
             out.update({k: list(v) for k, v in grid.items()})  # raw KPLRegressor parameters
         return out
 
+    def _warn_cv_edges(self, pg: dict[str, list[Any]], best: dict[str, Any]) -> None:
+        """Edge warnings for the numeric hyper-parameters K-fold CV chose (levels, b, sigma, gamma)."""
+        grid = dict(self.param_grid or {})
+        crit = f"{self.cv}-fold-CV"
+        keys = {"b": "output_matrix", "sigma": "kernel", "gamma": "loss", "levels": "dictionary"}
+        for key, param in keys.items():
+            if key not in grid or param not in best or len(grid[key]) < 2:
+                continue
+            vals = [float(v) for v in grid[key]]
+            pos = next(i for i, v in enumerate(pg[param]) if v is best[param])  # same objects as the grid's
+            if key == "levels":  # dictionaries are the product (dictionary names) x (levels)
+                pos %= len(vals)
+            warn_on_edge(key if key != "b" else "scale decay b", vals, pos, crit, f"param_grid={{{key!r}: [...]}}",
+                         lower_is_natural=key == "b" and min(vals) <= 1.0, stacklevel=6)
+
     # ------------------------------------------------------------------ fit
     def fit(self) -> Any:
         """Fit the model and return a :class:`~fdakpl.results.FunctionalRegressionResults`.
@@ -254,7 +391,7 @@ class FunctionalRegression:
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(),
         ...                            interpolate_inputs=True, progress=False).fit()
         >>> res.lam_how
-        'GCV'
+        'leave-one-curve-out'
         """
         from .results.core import FunctionalRegressionResults
 
@@ -273,91 +410,139 @@ class FunctionalRegression:
             reason = f"{reason}; sparse responses: default dictionary BSpline({SPARSE_ATOMS})"
         kernels = self._term_kernels()
         kernel = combine_kernels(kernels, self.parsed.terms, self.combine)
-        lam_spec = self.lam
-        grid = np.asarray(self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
+        how, grid, lam_value = self._lam_spec()
         criteria = None
         cv_result = None
+        tuning = None
+        output_matrix = self.output_matrix
         # warnings are said once, at the user's line; filled input values (the user asked for it) only
         # go into the notes, which the summary shows
         with said_once(quiet=(InterpolationWarning,)) as caught:
-            if isinstance(lam_spec, str):
-                how = lam_spec.lower()
-                if how not in {"gcv", "loo", "cv"}:
-                    raise ValueError(f"lam must be 'gcv', 'loo', 'cv', a number > 0 or a grid, got {lam_spec!r}")
-            elif np.ndim(lam_spec) == 0:
-                how = "fixed"
-                lam_value = float(lam_spec)
-                if not np.isfinite(lam_value) or lam_value <= 0:
-                    raise ValueError(f"lam must be a number > 0, got {lam_spec}")
-            else:
-                how = "gcv"
-                grid = np.asarray(lam_spec, dtype=float)
             if self.approx is not None:
-                if how in {"loo", "cv"}:
-                    raise ValueError(f"lam={lam_spec!r} is not available with approx=: the approximate (primal) "
-                                     "solver chooses lambda by GCV from its sufficient statistics; use lam='gcv', "
-                                     "a number or a grid")
-                est = self._estimator(kernel, solver, grid if how == "gcv" else lam_value, dictionary=dictionary)
-                est.fit(X, Y)
+                from .estimators.approx import fit_approx
+
+                if self.groups is not None:
+                    raise ValueError("groups= is not available with approx= (the primal leave-one-out leaves out "
+                                     "single curves); drop approx= or groups=")
+                if how == "cv":
+                    raise ValueError(f"lam={self.lam!r} is not available with approx=: the approximate (primal) "
+                                     "solver chooses lambda by leave-one-curve-out (default) or GCV from its "
+                                     "statistics; use lam='loo', 'gcv', a number or a grid")
+                est = self._estimator(kernel, solver, grid if how != "fixed" else lam_value, dictionary=dictionary)
+                fit_approx(est, X, Y, criterion=how if how != "fixed" else "loo")
                 fitted_approx = est.approx_
                 lam_value = float(fitted_approx.lam_)
-                edge = how == "gcv" and check_edge(grid, int(np.argmin(fitted_approx.gcv_)), "gcv", stacklevel=4)
+                edge = how != "fixed" and check_edge(grid, int(np.argmin(fitted_approx.scores_)), how,
+                                                     stacklevel=4)
                 reason = f"{reason}; input kernel approximated: {fitted_approx.approx_description_}"
             elif how == "cv":
                 est0 = self._estimator(kernel, solver, float(grid[0]), dictionary=dictionary)
                 pg = self._cv_param_grid(kernels)
                 cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,
                                        random_state=self.random_state, n_jobs=self.n_jobs,
-                                       progress_bar=self.progress)
+                                       progress_bar=self.progress, groups=self._group_labels())
                 best = cv_result["best_params"]
                 lam_value = cv_result["best_lam"]
                 est = est0.set_params(**best, lam=lam_value)
                 edge = check_edge(grid, cv_result["best_index"][1], "cv", stacklevel=4)
-            else:
-                est = self._estimator(kernel, solver, float(grid[0]) if how != "fixed" else lam_value,
-                                      dictionary=dictionary)
-                n_points = int(np.sum(observed))
-                exact_path = solver == "exact_partial" or (solver == "iterative" and sparse)
-                if how in {"gcv", "loo"} and exact_path and n_points <= MAX_POINTS:
-                    # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path); for a robust
-                    # loss on sparse responses it is the square-loss stand-in (per-point losses, like the iterative fit)
-                    proxy = self._estimator(kernel, "eig", float(grid[0]), loss="square", dictionary=dictionary)
-                    proxy.fit(X, Y)
-                    criteria, lam_value, how, edge = _exact_partial_choice(proxy, Y, grid, how, sparse, notes)
-                    if solver == "iterative":
-                        lam_value *= _curvature_ratio(self.loss)
-                        notes.append(f"lambda chosen by {how.upper()} of the exact partial square-loss ridge, a "
-                                     f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
-                    est.set_params(lam=lam_value).fit(X, Y)
-                elif how in {"gcv", "loo"}:
-                    # the stand-in is the square-loss closed form (the closed forms solve no other loss)
-                    proxy = est if solver == "eig" else self._estimator(kernel, "eig", float(grid[0]), loss="square",
-                                                                        dictionary=dictionary)
-                    proxy.fit(X, Y)
-                    criteria = lambda_criteria(proxy, Y, grid, loo=how == "loo")
-                    idx, lam_value = criteria.best(how)
-                    edge = check_edge(grid, idx, how, stacklevel=4)
-                    if solver != "eig":
-                        # a loss curving like c a^2 near 0 matches the square loss's fit at lambda * c
-                        lam_value *= _curvature_ratio(self.loss)
-                        notes.append(f"lambda chosen by {how.upper()} of the closed-form ridge, a proxy for "
-                                     f"solver={solver!r}; use lam='cv' for a direct choice")
-                    if solver == "eig":
-                        _set_lambda(proxy, lam_value)  # same as refitting: the decomposition serves every lambda
-                    else:
-                        est.set_params(lam=lam_value).fit(X, Y)
-                else:
-                    edge = False
-                    est.fit(X, Y)
-            if how == "cv":
+                self._warn_cv_edges(pg, best)
                 est.fit(X, Y)
+            elif how in {"gcv", "loo"} and (solver == "exact_partial" or (solver == "iterative" and sparse)) \
+                    and int(np.sum(observed)) <= MAX_POINTS:
+                # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path); for a robust
+                # loss on sparse responses it is the square-loss stand-in (per-point losses, like the iterative fit);
+                # kernel widths and b are not tuned on this route
+                est = self._estimator(kernel, solver, float(grid[0]), dictionary=dictionary)
+                proxy = self._estimator(kernel, "eig", float(grid[0]), loss="square", dictionary=dictionary)
+                proxy.fit(X, Y)
+                criteria, lam_value, how, edge = _exact_partial_choice(proxy, Y, grid, how, sparse, notes)
+                if solver == "iterative":
+                    lam_value *= _curvature_ratio(self.loss)
+                    notes.append(f"lambda chosen by {how.upper()} of the exact partial square-loss ridge, a "
+                                 f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
+                est.set_params(lam=lam_value).fit(X, Y)
+            else:
+                # the closed-form square-loss ridge scores every candidate (a stand-in for other losses/solvers)
+                lams = grid if how != "fixed" else np.array([lam_value])
+                proxy = self._estimator(kernel, "eig", float(lams[0]), loss="square", dictionary=dictionary).fit(X, Y)
+                tuning, kernels, output_matrix = self._tune(proxy, kernels, Y, lams, how)
+                edge = False
+                if tuning is not None:
+                    lam_value, idx = tuning.lam, tuning.index[2]
+                    if tuning.terms or not np.isnan(tuning.b):  # something else than lambda was tuned
+                        kernel = combine_kernels(kernels, self.parsed.terms, self.combine)
+                        _move_to(proxy, kernel, output_matrix, lam_value)
+                if how != "fixed":
+                    edge = check_edge(grid, idx, how, stacklevel=4)
+                if solver == "eig":  # square loss (routing): the stand-in is the fit
+                    est = proxy
+                    _set_lambda(est, lam_value)  # same as refitting: the decomposition serves every lambda
+                else:
+                    if how != "fixed" or tuning is not None:
+                        crit = "LOO" if how in {"loo", "fixed"} else how.upper()
+                        notes.append(f"hyper-parameters chosen by {crit} of the closed-form square-loss ridge, a "
+                                     f"proxy (stand-in) for solver={solver!r}; use lam='cv' for a direct choice")
+                    if how != "fixed":  # a loss curving like c a^2 near 0 matches the square loss's fit at lambda * c
+                        lam_value *= _curvature_ratio(self.loss)
+                    est = self._estimator(kernel, solver, lam_value, output_matrix=output_matrix,
+                                          dictionary=dictionary).fit(X, Y)
         notes += [str(w.message) for w in distinct(caught)]
-        lam_how = {"gcv": "GCV", "loo": "leave-one-curve-out", "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
+        lam_how = {"gcv": "GCV", "loo": self._loo_name(), "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(
             model=self, estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam_value,
             lam_how=lam_how, lam_grid=grid if how != "fixed" else None, criteria=criteria, cv_result=cv_result,
-            lam_on_edge=bool(edge), notes=notes, fit_seconds=time.perf_counter() - t0,
+            lam_on_edge=bool(edge), notes=notes, fit_seconds=time.perf_counter() - t0, tuning=tuning,
         )
+
+    def _lam_spec(self) -> tuple[str, np.ndarray, float]:
+        """How lambda is chosen ("loo", "gcv", "cv", "fixed"), its grid and the fixed value (NaN if none)."""
+        lam_spec = self.lam
+        grid = np.asarray(self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
+        lam_value = float("nan")
+        if isinstance(lam_spec, str):
+            how = lam_spec.lower()
+            if how not in {"gcv", "loo", "cv"}:
+                raise ValueError(f"lam must be 'loo', 'gcv', 'cv', a number > 0 or a grid, got {lam_spec!r}")
+        elif np.ndim(lam_spec) == 0:
+            how = "fixed"
+            lam_value = float(lam_spec)
+            if not np.isfinite(lam_value) or lam_value <= 0:
+                raise ValueError(f"lam must be a number > 0, got {lam_spec}")
+        else:
+            how = "loo"
+            grid = np.asarray(lam_spec, dtype=float)
+        bad = grid[~np.isfinite(grid) | (grid <= 0)] if grid.ndim == 1 else grid.ravel()
+        if bad.size or grid.size == 0:
+            raise ValueError(f"lam must be a finite number > 0, got {bad[0] if bad.size else 'an empty grid'} "
+                             "(in the lambda grid: lam_grid= or lam=)")
+        return how, grid, lam_value
+
+
+def _sq_distances(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """Squared (weighted L2) distances between rows, as the Gaussian kernel uses them."""
+    from scipy.spatial.distance import cdist
+
+    X = np.asarray(values, dtype=float)
+    X = X[:, None] if X.ndim == 1 else X
+    if weights is not None:
+        X = X * np.sqrt(np.asarray(weights, dtype=float))
+    return cdist(X, X, "sqeuclidean")
+
+
+def _move_to(est: KPLRegressor, kernel: Kernel, output_matrix: Any, lam: float) -> None:
+    """Refit a fitted closed-form estimator with another kernel and ``B`` (exactly what ``fit`` would give).
+
+    The centring, dictionary, integration weights and inner products do not depend on them,
+    so only the kernel matrix and the decompositions are recomputed.
+    """
+    from .kernels import check_spd, make_output_matrix
+    from .solvers.closed_form import decompose
+
+    B = check_spd(make_output_matrix(output_matrix).matrix(est.dictionary_.scales_), "output_matrix")
+    est.set_params(kernel=kernel, output_matrix=output_matrix)
+    est.K_, est.B_ = kernel(est.X_fit_, None, est.X_weights_), B
+    est.decomposition_ = decompose(est.K_, est.gram_, B, est.nu_)
+    _set_lambda(est, lam)
 
 
 def _curvature_ratio(loss: Any) -> float:

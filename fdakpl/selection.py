@@ -34,10 +34,12 @@ from .data.integration import integration_weights
 from .data.preprocessing import prepare_response
 from .solvers.closed_form import RidgeDecomposition
 
-__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "check_edge", "kfold_path", "lambda_criteria", "ridge_path"]
+__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "centred_observations", "check_edge", "kfold_path", "lambda_criteria",
+           "ridge_path"]
 
-#: default lambda grid
-DEFAULT_LAMBDAS = np.geomspace(1e-8, 1.0, 41)
+#: default lambda grid: 21 values, 0.4 decades apart (finer grids gave the same held-out error on DTI;
+#: benchmarks/results/tuning_grids.json)
+DEFAULT_LAMBDAS = np.geomspace(1e-8, 1.0, 21)
 
 
 @dataclass
@@ -264,7 +266,7 @@ def _child_process_env() -> Iterator[None]:
 def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_grid: Mapping[str, Sequence[Any]]
                | None = None, n_splits: int = 5, random_state: Any = None, n_jobs: int = 2,
                progress_bar: bool = True, subset_x=None, subset_y=None,
-               fit_params: dict[str, Any] | None = None) -> dict[str, Any]:
+               fit_params: dict[str, Any] | None = None, groups: Any = None) -> dict[str, Any]:
     """K-fold cross-validation over samples for a parameter grid, each fit serving the whole lambda path.
 
     The score of a fold is the paper's MSE on the held-out curves (mean over
@@ -288,6 +290,8 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
         DataArrays, mappings of terms and long DataFrames).
     fit_params : dict, optional
         Extra arguments of ``estimator.fit`` (e.g. ``locations``).
+    groups : array-like, optional
+        A label per sample: the curves of a group stay in one fold (scikit-learn's ``GroupKFold``).
 
     Returns
     -------
@@ -318,7 +322,12 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     n = _n_samples(Y)
     if n_splits < 2 or n_splits > n:
         raise ValueError(f"n_splits must be between 2 and the number of samples ({n}), got {n_splits}")
-    folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.arange(n)))
+    if groups is not None:
+        from sklearn.model_selection import GroupKFold
+
+        folds = list(GroupKFold(n_splits).split(np.arange(n), groups=np.asarray(groups)))
+    else:
+        folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.arange(n)))
     params = _param_grid(param_grid)
     tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
     it = progress(tasks, desc="cross-validation", enabled=progress_bar, total=len(tasks))
@@ -361,15 +370,34 @@ def _subset(data: Any, rows: np.ndarray) -> Any:
         return sub
     return np.asarray(data)[rows]
 
+def centred_observations(est: Any, Y: Any) -> tuple[Observations, np.ndarray, np.ndarray]:
+    """The training responses of a fitted estimator as it fitted them: centred observations,
+    integration weights and the atoms on the response grid.
+
+    The estimator is read through its fitted attributes (``response_info_``, ``mean_``,
+    ``integration_``, ``dictionary_``), with the mean function held fixed.
+
+    Examples
+    --------
+    >>> from fdakpl import Fourier, KPLRegressor
+    >>> Y = np.sin(np.outer(np.arange(1.0, 6.0), np.linspace(0, 1, 8)))
+    >>> m = KPLRegressor(dictionary=Fourier(1)).fit(np.arange(5.0)[:, None], Y)
+    >>> obs, w, phi = centred_observations(m, Y)
+    >>> obs.index.size, w.shape, phi.shape
+    (40, (40,), (8, 3))
+    """
+    obs, info = prepare_response(Y, None, est.response_info_.domain)
+    if est.mean_ is not None:
+        obs = obs.with_values(obs.value - est.mean_(obs.location))
+    w, _ = integration_weights(obs, info.domain, est.integration_)
+    return obs, w, est.dictionary_.evaluate(obs.grid)
+
+
 def lambda_criteria(est: Any, Y: Any, grid: np.ndarray, loo: bool = True) -> PathCriteria:
     """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator and its training responses ``Y``.
 
     The estimator is read through its fitted attributes (``response_info_``, ``mean_``, ``integration_``,
     ``dictionary_``, ``decomposition_``), with the mean function held fixed.
     """
-    obs, info = prepare_response(Y, None, est.response_info_.domain)
-    if est.mean_ is not None:
-        obs = obs.with_values(obs.value - est.mean_(obs.location))
-    w, _ = integration_weights(obs, info.domain, est.integration_)
-    phi = est.dictionary_.evaluate(obs.grid)
+    obs, w, phi = centred_observations(est, Y)
     return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)

@@ -1,6 +1,6 @@
 """Exact leave-one-curve-out and GCV along a lambda path for the exact partial ridge (sparse responses).
 
-The exact partial ridge (:func:`fdakpl.solvers.iterative.exact_partial_ridge`) minimises::
+The exact partial ridge (:func:`fdakpl.solvers.partial.exact_partial_ridge`) minimises::
 
     (1/n) sum_i sum_p c_ip (y_ip - phi(theta_ip)^T h(x_i))^2 + lam ||h||^2
 
@@ -57,7 +57,8 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
 
     Examples
     --------
-    >>> from fdakpl.solvers.iterative import exact_partial_ridge, point_design
+    >>> from fdakpl.solvers.design import point_design
+    >>> from fdakpl.solvers.partial import exact_partial_ridge
     >>> obs = Observations(np.array([0, 0, 1, 2]), np.array([0.2, 0.8, 0.5, 0.1]), np.array([1.0, 2.0, 0.5, 1.5]), 3)
     >>> phi = np.c_[np.ones(4), obs.location]
     >>> K, B, w = np.exp(-np.subtract.outer([0.0, 1.0, 2.0], [0.0, 1.0, 2.0]) ** 2), np.eye(2), np.ones(4)

@@ -162,8 +162,8 @@ def test_gcv_rss_edf_brute_force(rng):
 def test_lambda_path_and_gcv_selection(rng):
     ds = curves(rng, n=150)
     lams = np.logspace(-6, 0, 13)
-    sel = ApproxKPLRegressor(dictionary=Fourier(3), approx=Nystroem(40), lam=lams).fit(ds.x, ds.y)
-    assert sel.lam_ == lams[int(np.argmin(sel.gcv_))]
+    sel = ApproxKPLRegressor(dictionary=Fourier(3), approx=Nystroem(40), lam=lams, criterion="gcv").fit(ds.x, ds.y)
+    assert sel.lam_ == lams[int(np.argmin(sel.gcv_))] and sel.criterion_ == "gcv"
     assert 0 < int(np.argmin(sel.gcv_)) < lams.size - 1  # an interior minimum on this problem
     fixed = ApproxKPLRegressor(dictionary=Fourier(3), approx=Nystroem(40), lam=float(lams[3])).fit(ds.x, ds.y)
     assert rel(sel.primal_.coef(lams[3]), fixed.coef_) < 1e-12
@@ -301,7 +301,9 @@ def test_bad_input(rng):
     with pytest.raises(TypeError, match="approx must be Nystroem"):
         ApproxKPLRegressor(approx="nystroem").fit(X, Y)
     with pytest.raises(ValueError, match="'gcv' or a sequence"):
-        ApproxKPLRegressor(approx=Nystroem(5), lam="loo").fit(X, Y)
+        ApproxKPLRegressor(approx=Nystroem(5), lam="best").fit(X, Y)
+    with pytest.raises(ValueError, match="criterion must be 'loo' or 'gcv'"):
+        ApproxKPLRegressor(approx=Nystroem(5), lam=[1e-3, 1e-2], criterion="aic").fit(X, Y)
     with pytest.raises(ValueError, match="lam candidates must be finite numbers > 0"):
         ApproxKPLRegressor(approx=Nystroem(5), lam=[1e-3, -1.0]).fit(X, Y)
     with pytest.raises(ValueError, match="chunk_size must be an integer >= 1"):

@@ -315,7 +315,7 @@ def _():
     return (lambda: KPLRegressor(lam=True).fit(X, Y, locations=grid)), [X, Y]
 
 
-@_c("lam-unknown", "an unknown lam rule", ValueError, r"lam must be 'gcv', 'loo', 'cv', a number > 0 or a grid")
+@_c("lam-unknown", "an unknown lam rule", ValueError, r"lam must be 'loo', 'gcv', 'cv', a number > 0 or a grid")
 def _():
     ds = make_data()
     return (lambda: fit(ds, lam="aic")), [ds]

@@ -57,7 +57,8 @@ def test_fit_predict_bands_permutation_one_warning_per_cause(dti):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         res = FunctionalRegression("rcst ~ cca", dti, dictionary=Fourier(n_freqs=30), kernel=Gaussian(0.1),
-                                   lam_grid=[1e-1, 1.0, 10.0], interpolate_inputs=True, progress=False).fit()
+                                   lam_grid=[1e-1, 1.0, 10.0], b_grid=None,  # one tuned value on its edge: lambda
+                                   interpolate_inputs=True, progress=False).fit()
         res.predict(dti.isel(sample=[15, 16, 17]))
         res.predict()
         res.prediction_bands(dti.isel(sample=[16]), alpha=0.2)

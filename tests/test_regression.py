@@ -62,10 +62,10 @@ def test_response_without_location_dim_is_refused(dti):
 
 # ----------------------------------------------------------------------------- fitting
 def test_gcv_choice_equals_refit_at_chosen_lambda(dti):
-    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, output_matrix=1.5,
-                               interpolate_inputs=True, progress=False).fit()
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, output_matrix=1.5, lam="gcv",
+                               width_grid=None, interpolate_inputs=True, progress=False).fit()
     crit = res.criteria
-    assert res.lam == crit.lams[np.argmin(crit.gcv)]
+    assert res.lam == crit.lams[np.argmin(crit.gcv)] and res.lam_how == "GCV"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = KPLRegressor(dictionary=Wavelet("db3", level=4), kernel=Product({"cca": res.kernels["cca"]}),
@@ -117,8 +117,10 @@ def test_lambda_options(rng):
     assert fixed.lam == 1e-3 and fixed.lam_how == "fixed"
     loo = FunctionalRegression("y ~ x", ds, lam="loo", lam_grid=grid, progress=False).fit()
     assert loo.lam == grid[np.argmin(loo.criteria.loo)] and loo.lam_how == "leave-one-curve-out"
-    g = FunctionalRegression("y ~ x", ds, lam=grid, progress=False).fit()
-    assert g.lam == grid[np.argmin(g.criteria.gcv)]
+    g = FunctionalRegression("y ~ x", ds, lam=grid, progress=False).fit()  # a grid: chosen by leave-one-curve-out
+    assert g.lam == grid[np.argmin(g.criteria.loo)] and g.lam_how == "leave-one-curve-out"
+    gcv = FunctionalRegression("y ~ x", ds, lam="gcv", lam_grid=grid, progress=False).fit()
+    assert gcv.lam == grid[np.argmin(gcv.criteria.gcv)] and gcv.lam_how == "GCV"
     cv1 = FunctionalRegression("y ~ x", ds, lam="cv", lam_grid=grid, random_state=1, n_jobs=1, progress=False).fit()
     cv2 = FunctionalRegression("y ~ x", ds, lam="cv", lam_grid=grid, random_state=1, n_jobs=2, progress=False).fit()
     assert cv1.lam == cv2.lam and np.array_equal(cv1.cv_result["scores"], cv2.cv_result["scores"])
@@ -145,7 +147,8 @@ def test_summary_and_html(dti):
     res = FunctionalRegression("rcst ~ cca + C(sex)", dti, dictionary="db3", levels=4, output_matrix=1.5,
                                interpolate_inputs=True, progress=False).fit()
     text = str(res.summary())
-    for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "plug-in", "GCV", "Integrated R2", "Riesz C_phi",
+    for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "plug-in", "leave-one-curve-out", "LOO score",
+                "Width of cca", "Width of scalars", "Integrated R2", "Riesz C_phi",
                 "lambda*", "Bound at lambda*", "m >= sqrt(n)", "ScaleDecay(b=1.5)", "filled 2 missing"):
         assert key in text, key
     html = res._repr_html_()
@@ -162,7 +165,7 @@ def test_conformal_coverage_by_simulation(kind):
         ds = _toy(r, n=70, m=20, noise=0.3)
         new = _toy(r, n=40, m=20, noise=0.3)
         res = FunctionalRegression("y ~ x", ds, dictionary="fourier", kernel=Gaussian(0.5), lam=1e-3,
-                                   progress=False).fit()
+                                   b_grid=None, progress=False).fit()  # hyper-parameters fixed before the split
         lo, hi, _ = res.prediction_bands(new, alpha=alpha, kind=kind, calibration=0.5, random_state=rep)
         inside = (new.y.values >= lo.values) & (new.y.values <= hi.values)
         covered.append(inside.mean() if kind == "pointwise" else inside.all(axis=1).mean())
@@ -212,7 +215,7 @@ def test_approximate_kernel_through_the_front_end(dti):
 
     grid = np.geomspace(1e-5, 1e-1, 9)
     exact = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True,
-                                 lam=1e-3, progress=False).fit()
+                                 lam=1e-3, width_grid=None, b_grid=None, progress=False).fit()
     full = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True, lam=1e-3,
                                 approx=Nystroem(100, random_state=0), progress=False).fit()
     np.testing.assert_allclose(full.fitted.values, exact.fitted.values, rtol=1e-6, atol=1e-8)
@@ -221,4 +224,4 @@ def test_approximate_kernel_through_the_front_end(dti):
                                  lam=grid, approx=Nystroem(30, random_state=0), progress=False).fit()
     assert small.lam in grid and "Nystr" in small.solver_reason and "Nystr" in str(small.summary())
     with pytest.raises(ValueError, match="not available with approx="):
-        FunctionalRegression("rcst ~ cca", dti, interpolate_inputs=True, approx=Nystroem(30), lam="loo").fit()
+        FunctionalRegression("rcst ~ cca", dti, interpolate_inputs=True, approx=Nystroem(30), lam="cv").fit()

@@ -558,9 +558,14 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         As in :class:`~fdakpl.estimators.kpl.KPLRegressor`. A data-dependent
         dictionary (FPCA, learnt) is fitted on a uniform subsample of at most
         ``dictionary_sample`` centred curves.
-    lam : float, "gcv" or array-like
-        A fixed ``lambda > 0``, or candidates for GCV (:meth:`PrimalDecomposition.gcv`);
-        ``"gcv"`` uses ``np.logspace(-8, 0, 33)``.
+    lam : float, "loo", "gcv" or array-like
+        A fixed ``lambda > 0``, or candidates chosen by ``criterion``; ``"loo"`` / ``"gcv"``
+        use ``np.logspace(-8, 0, 33)`` with that criterion.
+    criterion : {"loo", "gcv"}
+        How candidates are chosen: exact leave-one-curve-out given the feature map
+        (:func:`fdakpl.tuning.primal_loo_terms`; one more streaming pass), or GCV on
+        coefficient-space residuals (:meth:`PrimalDecomposition.gcv`; from the statistics alone,
+        but it leaves out single points of dependent curves and undersmooths).
     approx : Nystroem or RandomFourierFeatures, optional
         Default: ``Nystroem(min(300, n))`` with uniform landmarks.
     chunk_size : int
@@ -581,8 +586,10 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     primal_ : PrimalDecomposition
     stats_ : SufficientStats
     lam_ : float
-    lams_, gcv_ : numpy.ndarray or None
-        The candidate lambdas and their GCV values, when lambda was selected.
+    lams_, gcv_, scores_ : numpy.ndarray or None
+        The candidate lambdas, their GCV values and the values of the criterion that chose
+        lambda, when lambda was selected.
+    criterion_ : str or None
     edf_ : float
     approx_description_ : str
         E.g. ``"Nyström, 300 uniform landmarks"``.
@@ -605,7 +612,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
                  output_matrix: Any = None, lam: Any = 1e-3, center: bool = True, integration: str = "auto",
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False,
                  approx: Any = None, chunk_size: int = 20_000, dictionary_sample: int = 10_000,
-                 random_state: Any = 0, progress: bool | None = None) -> None:
+                 random_state: Any = 0, progress: bool | None = None, criterion: str = "loo") -> None:
         self.dictionary = dictionary
         self.kernel = kernel
         self.output_matrix = output_matrix
@@ -619,6 +626,7 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
         self.dictionary_sample = dictionary_sample
         self.random_state = random_state
         self.progress = progress
+        self.criterion = criterion
 
     # ------------------------------------------------------------------
     def _kernel(self) -> Kernel:
@@ -630,8 +638,8 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
     def _lams(self) -> np.ndarray | None:
         lam = self.lam
         if isinstance(lam, str):
-            if lam != "gcv":
-                raise ValueError(f"lam must be a number > 0, 'gcv' or a sequence of candidates, got {lam!r}")
+            if lam not in {"gcv", "loo"}:
+                raise ValueError(f"lam must be a number > 0, 'loo', 'gcv' or a sequence of candidates, got {lam!r}")
             return _DEFAULT_LAMS
         if np.ndim(lam) == 0:
             check_lam(lam)
@@ -641,9 +649,16 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"lam candidates must be finite numbers > 0, got {lam!r}")
         return lams
 
+    def _criterion(self) -> str:
+        crit = self.lam if isinstance(self.lam, str) else self.criterion
+        if crit not in {"loo", "gcv"}:
+            raise ValueError(f"criterion must be 'loo' or 'gcv', got {crit!r}")
+        return str(crit)
+
     def _check_params(self) -> None:
         self._kernel()
         self._lams()
+        self._criterion()
         if self.integration not in {"auto", "quadrature", "plugin"}:
             raise ValueError(f"integration must be 'auto', 'quadrature' or 'plugin', got {self.integration!r}")
         for name in ("chunk_size", "dictionary_sample"):
@@ -735,10 +750,15 @@ class ApproxKPLRegressor(RegressorMixin, BaseEstimator):
 
         lams = self._lams()
         if lams is None:
-            self.lam_, self.lams_, self.gcv_ = float(self.lam), None, None
+            self.lam_, self.lams_, self.gcv_, self.scores_, self.criterion_ = float(self.lam), None, None, None, None
         else:
+            from ..tuning import primal_loo_block
+
             g = self.primal_.gcv(lams)
-            self.lam_, self.lams_, self.gcv_ = float(lams[int(np.argmin(g))]), lams, g
+            self.criterion_ = self._criterion()
+            sc = g if self.criterion_ == "gcv" else st.reduce_pass(
+                plan, primal_loo_block, (ctx, self.primal_, lams), self.progress, "leave-one-curve-out") / n
+            self.lam_, self.lams_, self.gcv_, self.scores_ = float(lams[int(np.argmin(sc))]), lams, g, sc
         self.coef_ = self.primal_.coef(self.lam_)
         self.edf_ = self.primal_.edf(self.lam_)
         self.grid_ = grid
@@ -842,10 +862,11 @@ def _warn_unsupported_atoms(q: int, G: np.ndarray) -> None:
 
 
 _FITTED_COPIED = ("coef_", "dictionary_", "B_", "gram_", "mean_", "integration_", "grid_", "response_info_",
-                  "input_spec_", "n_samples_fit_", "n_features_in_", "lam_", "edf_", "approx_description_")
+                  "input_spec_", "n_samples_fit_", "n_features_in_", "lam_", "edf_", "approx_description_",
+                  "criterion_")
 
 
-def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None) -> Any:
+def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None, **overrides: Any) -> Any:
     """Fit a :class:`~fdakpl.estimators.kpl.KPLRegressor` whose ``approx`` is set, through :class:`ApproxKPLRegressor`.
 
     Used by ``KPLRegressor.fit``: the fitted :class:`ApproxKPLRegressor` is
@@ -870,7 +891,7 @@ def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None) -> Any:
         raise ValueError(f"approx= has its own primal closed-form solver; use solver='auto' (got solver={solver!r})")
     names = set(ApproxKPLRegressor._get_param_names())
     params = {k: v for k, v in est.get_params(deep=False).items() if k in names}
-    inner = ApproxKPLRegressor(**params).fit(X, Y, locations)
+    inner = ApproxKPLRegressor(**{**params, **overrides}).fit(X, Y, locations)
     est.approx_ = inner
     for name in _FITTED_COPIED:
         setattr(est, name, getattr(inner, name))

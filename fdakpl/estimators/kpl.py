@@ -33,7 +33,8 @@ from ..solvers.closed_form import (
     ridge_sylvester,
     sym_sqrt,
 )
-from ..solvers.iterative import point_design, resolve_solver, solve_kpl
+from ..solvers.design import point_design
+from ..solvers.dispatch import resolve_solver, solve_kpl
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
@@ -171,7 +172,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         ``"sylvester"``: the same closed form by a Sylvester solver for one
         lambda; ``"exact_partial"``: the exact square-loss minimiser for
         partially observed curves, with per-curve estimated Gram matrices
-        (the paper's ridge-iter-KPL, :func:`fdakpl.solvers.iterative.exact_partial_ridge`;
+        (the paper's ridge-iter-KPL, :func:`fdakpl.solvers.partial.exact_partial_ridge`;
         slower but more robust when curves are observed at few or uneven
         locations -- paper section 4.3, "Link with ridge estimator");
         ``"iterative"``: L-BFGS-B on the integral loss ``loss`` with estimated

@@ -72,7 +72,7 @@ _KIND_ESTIMATOR = "fdakpl.estimator"
 _STATE_VAR = "fdakpl_state"
 _PREFIX = "fdakpl."
 _MODULES = ("kernels", "dictionaries", "losses", "data.preprocessing", "solvers.closed_form", "selection",
-            "estimators.kpl", "estimators.approx", "regression", "results.core")
+            "tuning", "estimators.kpl", "estimators.approx", "regression", "results.core")
 #: classes that hold user code and therefore cannot be stored without pickle
 _DENY = {"fdakpl.CustomLoss"}
 #: attributes recomputed at load time instead of stored

@@ -42,7 +42,10 @@ class FunctionalRegressionResults(InterpretationMixin):
     solver, solver_reason : str
         Which solver ran and why.
     criteria : PathCriteria or None
-        GCV / LOO / edf along the lambda grid (closed-form solvers).
+        GCV / LOO / edf along the lambda grid (closed-form solvers; computed when first read).
+    tuning : TuningResult or None
+        The joint choice of kernel widths, ``b`` and lambda (:func:`fdakpl.tuning.tune_closed_form`),
+        with every score; None when only lambda was chosen.
     cv_result : dict or None
         K-fold CV scores when ``lam="cv"``.
     notes : list of str
@@ -59,7 +62,7 @@ class FunctionalRegressionResults(InterpretationMixin):
 
     def __init__(self, *, model: Any, estimator: Any, kernels: dict, solver: str, solver_reason: str, lam: float,
                  lam_how: str, lam_grid: np.ndarray | None, criteria: Any, cv_result: dict | None,
-                 lam_on_edge: bool, notes: list[str], fit_seconds: float) -> None:
+                 lam_on_edge: bool, notes: list[str], fit_seconds: float, tuning: Any = None) -> None:
         self.model = model
         self.estimator = estimator
         self.kernels = kernels
@@ -68,12 +71,29 @@ class FunctionalRegressionResults(InterpretationMixin):
         self.lam = float(lam)
         self.lam_how = lam_how
         self.lam_grid = lam_grid
-        self.criteria = criteria
+        self._criteria_path = criteria
+        self.tuning = tuning
         self.cv_result = cv_result
         self.lam_on_edge = lam_on_edge
         self.notes = notes
         self.fit_seconds = fit_seconds
         self._cache: dict[str, Any] = {}
+
+    @property
+    def criteria(self) -> Any:
+        """GCV / leave-one-curve-out / edf along the lambda grid at the chosen kernel and ``B``.
+
+        None for fixed lambda, K-fold CV and the approximate solver.
+        """
+        est = self.estimator
+        path = self.__dict__.get("_criteria_path", self.__dict__.get("criteria"))  # files saved before the lazy path
+        if (path is None and self.lam_grid is not None and self.cv_result is None
+                and getattr(est, "decomposition_", None) is not None):
+            from ..selection import lambda_criteria
+
+            path = lambda_criteria(est, self.response, self.lam_grid)
+        self._criteria_path = path
+        return path
 
     # ------------------------------------------------------------------ data views
     @property

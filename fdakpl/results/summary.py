@@ -210,6 +210,12 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
         ("lambda", res.lam),
         ("lambda chosen by", res.lam_how),
     ]
+    tun = getattr(res, "tuning", None)
+    if tun is not None:  # hyper-parameters chosen jointly with lambda (fdakpl.tuning)
+        for t, m in zip(tun.terms, tun.multiples, strict=True):
+            model_rows.append((f"Width of {t}", f"{res.kernels[t].sigma:.3g} ({m:g} x median)"))
+        if not np.isnan(tun.b):
+            model_rows.append(("b (scale decay)", f"{tun.b:g}"))
     r2p = res.r2_pointwise.values
     fit_rows = [
         ("Integrated R2", _zero(res.r2, 1.0)),
@@ -224,6 +230,8 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
         fit_rows.append(("GCV score", float(crit.gcv[0])))
     elif res.lam_how == "leave-one-curve-out" and crit is not None:
         fit_rows.append(("LOO score", float(crit.loo[0])))
+    elif res.lam_how.startswith("leave-one-group-out") and tun is not None:
+        fit_rows.append(("Leave-group-out score", tun.score))
     elif res.cv_result is not None:
         i, j = res.cv_result["best_index"]
         fit_rows.append(("CV score", float(res.cv_result["scores"][i, j])))

@@ -1,6 +1,9 @@
 """Solvers: pure functions of arrays.
 
 - :mod:`fdakpl.solvers.closed_form`: the closed-form ridge (eigendecompositions, Sylvester), plug-in projections;
-- :mod:`fdakpl.solvers.iterative`: L-BFGS-B on integral losses, the exact partial ridge;
+- :mod:`fdakpl.solvers.design`: the observed points as a design, and the KPL objective on them;
+- :mod:`fdakpl.solvers.iterative`: L-BFGS-B on integral losses with estimated gradients;
+- :mod:`fdakpl.solvers.partial`: the exact ridge of partially observed curves (preconditioned CG);
+- :mod:`fdakpl.solvers.dispatch`: which solver runs for a loss and a solver name;
 - :mod:`fdakpl.solvers.streaming`: the primal (Nyström / random-feature) statistics, reduced chunk by chunk.
 """

@@ -51,6 +51,7 @@ __all__ = [
     "is_dask",
     "mean_pass",
     "predict_pass",
+    "reduce_pass",
     "stats_pass",
     "take_rows",
 ]
@@ -482,9 +483,7 @@ def chunk_nu(ctx: StatsContext, y: np.ndarray, start: int = 0) -> np.ndarray:
 def _block_stats(ctx: StatsContext, start: int, limit: bool, *blocks: Any) -> np.ndarray:
     with _blas_limit(limit):
         Xv = ctx.layout.assemble(blocks[:-1], start)
-        Z = ctx.features.transform(Xv, ctx.layout.weights)
-        N = chunk_nu(ctx, blocks[-1], start)
-        F = np.concatenate([Z, N], axis=1)
+        F = np.concatenate([ctx.features.transform(Xv, ctx.layout.weights), chunk_nu(ctx, blocks[-1], start)], axis=1)
         return F.T @ F
 
 
@@ -505,23 +504,33 @@ def stats_pass(plan: ChunkPlan, ctx: StatsContext, progress: bool | None = None)
     """
     from ..estimators.approx import SufficientStats
 
+    T = reduce_pass(plan, _block_stats, ctx, progress, "sufficient statistics")
+    return SufficientStats(np.asarray(T), int(plan.bounds[-1][1]), int(ctx.features.n_features_))
+
+
+def reduce_pass(plan: ChunkPlan, fn: Any, ctx: Any, progress: bool | None = None, desc: str = "pass") -> Any:
+    """Sum of the arrays ``fn(ctx, start, limit_blas, *blocks)`` over the chunks (NumPy loop or dask tree).
+
+    Examples
+    --------
+    >>> inp, resp = as_inputs(np.zeros((5, 1))), as_response(np.ones((5, 2)))
+    >>> reduce_pass(ChunkPlan.of(inp, resp, 2), lambda c, s, lim, x, y: np.nansum(y, axis=0), None)
+    array([5., 5.])
+    """
     if not plan.has_response:
-        raise ValueError("stats_pass needs a plan with a response")
-    r = int(ctx.features.n_features_)
+        raise ValueError("a pass over the samples needs a plan with a response")
     blocks = plan.blocks()
     if not plan.dask:
-        T = None
-        for (s, _), b in zip(plan.bounds, _progress(blocks, "sufficient statistics", progress), strict=True):
-            part = _block_stats(ctx, s, False, *b)
-            T = part if T is None else T + part
-    else:
-        from dask import delayed
+        out = None
+        for (s, _), b in zip(plan.bounds, _progress(blocks, desc, progress), strict=True):
+            part = fn(ctx, s, False, *b)
+            out = part if out is None else out + part
+        return out
+    from dask import delayed
 
-        shared = _shared(ctx)
-        parts = [delayed(_block_stats)(shared, s, True, *b) for (s, _), b in zip(plan.bounds, blocks, strict=True)]
-        T = _compute(_tree_sum(parts), progress)
-    n = plan.bounds[-1][1]
-    return SufficientStats(np.asarray(T), int(n), r)
+    shared = _shared(ctx)
+    parts = [delayed(fn)(shared, s, True, *b) for (s, _), b in zip(plan.bounds, blocks, strict=True)]
+    return _compute(_tree_sum(parts), progress)
 
 
 # --------------------------------------------------------------------------
