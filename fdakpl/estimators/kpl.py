@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from typing import Any
@@ -128,6 +129,11 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
         )
     return estimate
 
+
+
+@functools.cache
+def _param_names(cls: type) -> list[str]:
+    return BaseEstimator._get_param_names.__func__(cls)  # type: ignore[attr-defined]
 
 
 class KPLRegressor(RegressorMixin, BaseEstimator):
@@ -279,6 +285,10 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.solver_options = solver_options
         self.approx = approx
         self.memory_limit = memory_limit
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return _param_names(cls)  # inspect.signature once per class (clone, get_params in cross-validation)
 
     # ------------------------------------------------------------------
     def _kernel(self) -> Kernel:
