@@ -5,106 +5,38 @@ The response is one functional variable. On the right-hand side,
 * a *bare name* of a functional variable is a functional term: it gets its
   own kernel on curves (L2 geometry of its grid);
 * every other term is scalar (covariates, ``C(sex)``, ``np.log(age)``,
-  interactions among scalars) and goes into one scalar design matrix built
-  by formulaic (no intercept; continuous columns standardised with the
-  training mean and standard deviation), which gets one kernel on its rows
-  under the name ``"scalars"``.
+  interactions among scalars) and goes into one scalar design matrix (no
+  intercept; columns standardised with the training mean and standard
+  deviation), which gets one kernel on its rows under the name ``"scalars"``.
 
-Terms combine by a product (default) or a sum of their kernels.
+Terms combine by a product (default) or a sum of their kernels. The text of
+a formula is never evaluated as Python: formulaic's parser splits it into
+terms, and :mod:`fdakpl.design` checks every scalar factor against a small
+grammar before computing it.
 """
 
 from __future__ import annotations
 
-import re
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 
 from .data.functional import SAMPLE, as_dataset, interpolate_missing, quadrature_weights, validate_functional
+from .design import ScalarDesign, build_design
 from .kernels import Gaussian, Kernel, Product, Sum
 
 __all__ = ["ParsedFormula", "ScalarDesign", "default_kernels", "median_heuristic", "parse_formula"]
 
 SCALARS = "scalars"
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-
-
-def _split_top(rhs: str, sep: str = "+") -> list[str]:
-    out, depth, cur = [], 0, []
-    for ch in rhs:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == sep and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur).strip())
-    return [t for t in out if t]
 
 
 
 
 def _is_functional(da: xr.DataArray) -> bool:
     return da.ndim == 2 and SAMPLE in da.dims
-
-
-@dataclass
-class ScalarDesign:
-    """The scalar part of a formula: formulaic model spec, standardisation and categorical levels."""
-
-    formula: str
-    spec: Any
-    columns: list[str]
-    mean: np.ndarray
-    scale: np.ndarray
-    levels: dict[str, list[str]] = field(default_factory=dict)
-    variables: list[str] = field(default_factory=list)
-
-    def matrix(self, ds: xr.Dataset) -> np.ndarray:
-        """Standardised design matrix for the samples of ``ds``."""
-        df = _scalar_frame(ds, self.variables)
-        for var, lev in self.levels.items():
-            unseen = sorted(set(df[var].dropna().astype(str)) - set(lev))
-            if unseen:
-                raise ValueError(
-                    f"{var!r} has levels {unseen} that were not seen when fitting (seen: {lev}); drop those "
-                    "samples or refit with them"
-                )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                mm = self.spec.get_model_matrix(df, na_action="raise")
-            except Exception as err:  # formulaic raises several types
-                raise ValueError(f"cannot build the scalar design of {self.formula!r} for new data: {err}") from None
-        out = (np.asarray(mm, dtype=float) - self.mean) / self.scale
-        if not np.all(np.isfinite(out)):
-            bad = [v for v in self.variables
-                   if df[v].dtype != object and not np.all(np.isfinite(df[v].to_numpy(float)))] or self.variables
-            raise ValueError(f"scalar covariates {bad} have infinite values (or give them in {self.formula!r}); "
-                             f"drop those samples, e.g. ds.isel(sample=np.isfinite(ds[{bad[0]!r}]).values)")
-        return out
-
-
-def _scalar_frame(ds: xr.Dataset, variables: list[str]) -> pd.DataFrame:
-    cols = {}
-    for v in variables:
-        da = ds[v]
-        if da.dims != (SAMPLE,):
-            raise ValueError(f"{v!r} has dims {da.dims}; scalar covariates must have only the 'sample' dim")
-        vals = da.values
-        if vals.dtype.kind in "OUS":
-            cols[v] = pd.Series(vals).where(pd.Series(vals).notna(), None).astype(object)
-        else:
-            cols[v] = vals
-    return pd.DataFrame(cols)
 
 
 @dataclass
@@ -141,6 +73,11 @@ class ParsedFormula:
 def parse_formula(formula: str, data: Any) -> ParsedFormula:
     """Parse ``formula`` against ``data``.
 
+    The formula is split into terms by formulaic's parser (text only: ``+``,
+    ``-``, ``:``, ``*``, ``.``, ``0``/``1``, backticks); every scalar factor is
+    then checked against the grammar of :mod:`fdakpl.design` before it is
+    computed. Nothing in a formula is evaluated as Python.
+
     Parameters
     ----------
     formula : str
@@ -157,7 +94,7 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
     ValueError
         Unknown names, a scalar response, a response without location dim,
         transformations or interactions of functional variables, NA in
-        scalar covariates.
+        scalar covariates, terms outside the grammar.
 
     Examples
     --------
@@ -167,10 +104,11 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
     ('rcst', ['cca'], ['C(sex)[female]', 'C(sex)[male]'])
     """
     ds = as_dataset(data)
-    if not isinstance(formula, str) or formula.count("~") != 1:
-        raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
-    lhs, rhs = (s.strip() for s in formula.split("~"))
+    lhs_terms, rhs_terms = split_formula(formula, ds)
     available = sorted(str(v) for v in ds.data_vars)
+    if len(lhs_terms) != 1 or len(lhs_terms[0]) != 1:
+        raise ValueError(f"formula must look like 'response ~ term + term' with one response, got {formula!r}")
+    lhs, how = lhs_terms[0][0]
     if lhs not in ds:
         raise ValueError(f"the response {lhs!r} is not in data; available variables: {available}")
     resp = ds[lhs]
@@ -185,64 +123,106 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
     rdim = next(d for d in resp.dims if d != SAMPLE)
     functional_vars = {str(v) for v in ds.data_vars if _is_functional(ds[v])}
     fterms: list[str] = []
-    sterms: list[str] = []
-    for term in _split_top(rhs):
-        if term in {"1", "0", "-1", "+1"}:
-            continue
-        if term.startswith("-"):
-            raise ValueError(f"term removal ({term!r}) is not supported; list the terms you want")
-        if term in functional_vars:
-            if term == lhs:
+    sterms: list[list[str]] = []
+    lookups: set[str] = set()
+    unknown: list[str] = []
+    for term in rhs_terms:
+        if len(term) == 1 and term[0][1] == "lookup" and term[0][0] in functional_vars:
+            if term[0][0] == lhs:
                 raise ValueError(f"{lhs!r} is both the response and an input")
-            fterms.append(term)
+            fterms.append(term[0][0])
             continue
-        names = set(_IDENT.findall(term))
-        used_f = names & functional_vars
-        if used_f:
-            raise ValueError(
-                f"unsupported term {term!r}: functional variables ({sorted(used_f)}) enter a formula as bare names "
-                "(transformations and interactions of curves are not supported; transform the curves in the data)"
-            )
-        sterms.append(term)
+        label = ":".join(e for e, _ in term)
+        for expr, how in term:
+            names = {expr} if how == "lookup" else _names_in(expr)
+            used_f = sorted(names & functional_vars)
+            if used_f:
+                raise ValueError(
+                    f"unsupported term {label!r}: functional variables ({used_f}) enter a formula as bare names "
+                    "(transformations and interactions of curves are not supported; transform the curves in the data)"
+                )
+            if how == "lookup":
+                lookups.add(expr)
+                if expr not in ds.variables:
+                    unknown.append(expr)
+            elif how != "python":
+                raise ValueError(f"the formula term {label!r} is a constant; list variables (the kernel needs no "
+                                 "intercept)")
+        sterms.append([e for e, _ in term])
+    if unknown:
+        raise ValueError(f"unknown names {unknown} in {' + '.join(':'.join(t) for t in sterms)!r}; available "
+                         f"variables: {available}")
     if not fterms and not sterms:
         raise ValueError(f"formula {formula!r} has no input term")
-    if len(set(fterms)) != len(fterms):
-        raise ValueError(f"a functional term appears twice in {formula!r}")
-    scalar = _scalar_design(" + ".join(sterms), ds, available) if sterms else None
+    scalar = None
+    if sterms:
+        exprs = list(dict.fromkeys(e for t in sterms for e in t))
+        scalar = build_design(exprs, sterms, ds, lookups=lookups)
     grids = {t: validate_functional(ds[t], t)[next(d for d in ds[t].dims if d != SAMPLE)].values for t in fterms}
     return ParsedFormula(formula, lhs, rdim, fterms, scalar, grids)
 
 
-def _scalar_design(rhs: str, ds: xr.Dataset, available: list[str]) -> ScalarDesign:
-    from formulaic import model_matrix
+#: longest formula accepted (a guard for forged files)
+MAX_FORMULA = 10_000
 
-    names = set(_IDENT.findall(rhs))
-    variables = sorted(n for n in names if n in ds.data_vars)
-    df = _scalar_frame(ds, variables)
-    levels = {v: sorted(set(df[v].dropna().astype(str))) for v in variables if df[v].dtype == object}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            mm = model_matrix("0 + " + rhs, df, na_action="raise")
-        except Exception as err:  # formulaic raises several types
-            msg = str(err)
-            unknown = sorted(n for n in names if n not in ds.data_vars and n not in {"C", "I", "np", "log", "exp",
-                                                                                      "center", "scale", "poly",
-                                                                                      "bs", "sqrt", "abs"})
-            if "null values" in msg or "contains null" in msg:
-                bad = [v for v in variables if df[v].isna().any()]
-                raise ValueError(
-                    f"scalar covariates {bad} have missing values (NA) for some samples; drop them, e.g. "
-                    f"ds.dropna('sample', subset={bad})"
-                ) from None
-            if unknown:
-                raise ValueError(f"unknown names {unknown} in {rhs!r}; available variables: {available}") from None
-            raise ValueError(f"cannot build the scalar design {rhs!r}: {msg}") from None
-    X = np.asarray(mm, dtype=float)
-    mean = X.mean(axis=0)
-    sd = X.std(axis=0)
-    scale = np.where(sd > 0, sd, 1.0)
-    return ScalarDesign(rhs, mm.model_spec, list(mm.model_spec.column_names), mean, scale, levels, variables)
+
+def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, str]]], list[list[tuple[str, str]]]]:
+    """Terms of both sides as lists of ``(factor text, "lookup" | "python" | "literal")``, by formulaic's parser
+    (which reads text only; nothing is evaluated)."""
+    from formulaic import Formula
+
+    if not isinstance(formula, str) or "~" not in formula:
+        raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
+    if len(formula) > MAX_FORMULA:
+        raise ValueError(f"the formula has {len(formula)} characters; at most {MAX_FORMULA} are accepted")
+    names = [str(v) for v in ds.data_vars]
+    try:
+        parsed = Formula(formula, _context={"__formulaic_variables_available__": names})
+        lhs, rhs = parsed.lhs, parsed.rhs
+    except RecursionError:
+        raise ValueError(f"the formula {formula[:80]!r}... nests too deeply") from None
+    except Exception as err:  # formulaic raises several types
+        msg = str(err).split("\n")[0]
+        if formula.count("~") != 1:
+            raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}") from None
+        raise ValueError(f"cannot parse the formula {formula!r}: {msg}") from None
+    if not hasattr(lhs, "__iter__") or not hasattr(rhs, "__iter__") or hasattr(rhs, "lhs"):
+        raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
+
+    def terms(side: Any) -> list[list[tuple[str, str]]]:
+        out = []
+        for term in side:
+            factors = [(str(f.expr), f.eval_method.value) for f in term.factors]
+            if factors == [("1", "literal")]:
+                continue  # the intercept: the kernel needs none
+            out.append(factors)
+        return out
+
+    return terms(lhs), terms(rhs)
+
+
+def _names_in(expr: str) -> set[str]:
+    """Names and dotted names (``visit.time``) in a factor, for messages (nothing is evaluated)."""
+    import ast
+
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            parts, cur = [node.attr], node.value
+            while isinstance(cur, ast.Attribute):
+                parts.append(cur.attr)
+                cur = cur.value
+            if isinstance(cur, ast.Name):
+                out.add(".".join([cur.id, *reversed(parts)]))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.add(node.value)  # Q("name")
+    return out
 
 
 def median_heuristic(values: np.ndarray, weights: np.ndarray | None = None, max_rows: int = 2000) -> float:
@@ -263,9 +243,15 @@ def median_heuristic(values: np.ndarray, weights: np.ndarray | None = None, max_
         X = X[np.linspace(0, X.shape[0] - 1, max_rows).astype(int)]
     if weights is not None:
         X = X * np.sqrt(weights)
-    d = pdist(X)
+    # distances of X / max|X|, times max|X|: no overflow (inputs near 1e160) or underflow (near 1e-200) of the
+    # squared distances, and the width scales exactly with the inputs (the scale is a power of two)
+    big = float(np.max(np.abs(X))) if X.size else 0.0
+    if not np.isfinite(big):
+        raise ValueError("the kernel inputs have infinite values (or overflow after weighting); rescale them")
+    scale = float(2.0 ** np.frexp(big)[1]) if big > 0 else 1.0
+    d = pdist(X / scale)
     d = d[d > 0]
-    return float(np.median(d)) if d.size else 1.0
+    return float(np.median(d)) * scale if d.size else 1.0
 
 
 def default_kernels(parsed: ParsedFormula, ds: xr.Dataset, interpolate: bool) -> dict[str, Kernel]:

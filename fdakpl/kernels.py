@@ -116,7 +116,8 @@ class Gaussian(Kernel):
         self.sigma = float(sigma)
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-        return np.exp(-_sqdist(X, Y, w) / (2.0 * self.sigma**2))
+        # distances of x / sigma: no overflow or underflow of ||x - x'||^2 or sigma^2 at extreme scales
+        return np.exp(-0.5 * _sqdist(X / self.sigma, Y / self.sigma, w))
 
 
 class Laplace(Kernel):
@@ -139,7 +140,7 @@ class Laplace(Kernel):
         self.sigma = float(sigma)
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-        return np.exp(-np.sqrt(_sqdist(X, Y, w)) / self.sigma)
+        return np.exp(-np.sqrt(_sqdist(X / self.sigma, Y / self.sigma, w)))
 
 
 class Linear(Kernel):

@@ -6,8 +6,16 @@ fdakpl, not at fdakpl's own line: only then do Python's warning filters (``-W on
 work as users expect. :func:`warn` does that with ``skip_file_prefixes`` on Python >= 3.12
 and by walking the stack out of the package on 3.10 and 3.11.
 
-Work that repeats an inner step (refits of a permutation test, of conformal bands) gathers
-the inner warnings with :func:`said_once` and reports each distinct one once.
+Work that repeats an inner step (a fit, refits of a permutation test, of conformal bands)
+gathers the inner warnings with :func:`said_once` and reports each distinct one once.
+
+Gathering never touches Python's global warning filters (``warnings.catch_warnings`` is not
+thread-safe: fits in two threads would mix their warnings, and a filter such as
+``("always", Warning)`` could leak to the rest of the program). fdakpl's own warnings go
+through :func:`warn`, which hands them to the innermost :func:`said_once` of the current
+thread (a :mod:`contextvars` variable) or, outside one, warns at the user's line.
+:func:`silenced` drops them (cross-validation folds). Warnings of other libraries are not
+gathered: they reach the user as those libraries raise them.
 
 This module imports nothing else of fdakpl, so every layer may use it.
 """
@@ -17,10 +25,15 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import TracebackType
 
-__all__ = ["PACKAGE_DIR", "InterpolationWarning", "distinct", "said_once", "user_stacklevel", "warn"]
+__all__ = ["PACKAGE_DIR", "InterpolationWarning", "distinct", "said_once", "silenced", "user_stacklevel", "warn"]
+
+#: the gatherers of the current context, innermost last; None inside :func:`silenced`
+_GATHER: ContextVar[tuple[list[warnings.WarningMessage], ...] | None] = ContextVar("fdakpl_gather", default=())
 
 #: files under this prefix are fdakpl's own; warnings point at the first frame outside it
 PACKAGE_DIR = os.path.dirname(__file__) + os.sep
@@ -56,8 +69,12 @@ def user_stacklevel() -> int:
     return level
 
 
-def warn(message: str | Warning, category: type[Warning] = UserWarning) -> None:
+def warn(message: str | Warning, category: type[Warning] = UserWarning, stacklevel: int | None = None) -> None:
     """``warnings.warn`` pointing at the first line outside fdakpl (the user's code).
+
+    Inside :func:`said_once` the warning is gathered instead (and said once when it ends);
+    inside :func:`silenced` it is dropped. ``stacklevel`` is accepted for the signature of
+    :func:`warnings.warn` and ignored: the user's line is found by walking the stack.
 
     Examples
     --------
@@ -70,6 +87,12 @@ def warn(message: str | Warning, category: type[Warning] = UserWarning) -> None:
     """
     if isinstance(message, Warning):
         category, message = type(message), str(message)
+    sinks = _GATHER.get()
+    if sinks is None:
+        return
+    if sinks:
+        sinks[-1].append(warnings.WarningMessage(category(message), category, "", 0))
+        return
     if sys.version_info >= (3, 12):
         warnings.warn(message, category, skip_file_prefixes=(PACKAGE_DIR,))
     else:
@@ -96,10 +119,11 @@ def distinct(caught: Sequence[warnings.WarningMessage]) -> list[warnings.Warning
 
 
 class said_once:  # lower case: used like a function, ``with said_once() as gathered:``
-    """Gather the warnings raised inside; on exit, warn each distinct one once, at the user's line.
+    """Gather fdakpl's warnings raised inside; on exit, warn each distinct one once, at the user's line.
 
     Warnings of a ``quiet`` category are gathered (the list given by ``as`` holds them) but
     not repeated: the caller records them (for example in ``res.notes``) or drops them.
+    Gathering is per thread (a context variable): no global warning filter changes.
     (A class rather than a ``contextlib`` generator, so that no frame of ``contextlib`` stands
     between fdakpl and the user's line when the warnings are repeated.)
 
@@ -110,24 +134,42 @@ class said_once:  # lower case: used like a function, ``with said_once() as gath
     ...     warnings.simplefilter("always")
     ...     with said_once() as gathered:
     ...         for _ in range(5):
-    ...             warnings.warn("the same cause")
+    ...             warn("the same cause")
     >>> len(gathered), len(shown)
     (5, 1)
     """
 
     def __init__(self, quiet: tuple[type[Warning], ...] = ()) -> None:
         self.quiet = quiet
-        self._catcher = warnings.catch_warnings(record=True)
 
     def __enter__(self) -> list[warnings.WarningMessage]:
-        self.caught = self._catcher.__enter__()
-        warnings.simplefilter("always")
+        self.caught: list[warnings.WarningMessage] = []
+        sinks = _GATHER.get()
+        self._token = _GATHER.set(None if sinks is None else (*sinks, self.caught))
         return self.caught
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._catcher.__exit__(exc_type, exc, tb)
+        _GATHER.reset(self._token)
         if exc_type is None:
             for w in distinct(self.caught):
                 if not issubclass(w.category, self.quiet):
                     warn(str(w.message), w.category)
+
+
+@contextmanager
+def silenced() -> Iterator[None]:
+    """Drop fdakpl's warnings in this context (cross-validation folds: the final fit says them).
+
+    Examples
+    --------
+    >>> with said_once() as gathered, silenced():
+    ...     warn("a fold's warning")
+    >>> gathered
+    []
+    """
+    token = _GATHER.set(None)
+    try:
+        yield
+    finally:
+        _GATHER.reset(token)

@@ -57,10 +57,21 @@ def is_sparse(counts: np.ndarray, n_locations: int) -> bool:
 class FunctionalRegression:
     """Nonlinear function-on-function regression by KPL, specified by a formula.
 
+    A formula is code. In statsmodels and R a formula is evaluated as a program in the caller's
+    environment; fdakpl never evaluates its text, but splits it into terms and checks every scalar
+    term against a small grammar (variables, numbers, arithmetic inside ``I()``, ``np.log``,
+    ``np.exp``, ``np.sqrt``, ... and ``C()``; see :mod:`fdakpl.design`), refusing anything else.
+    A formula still decides which data enter the model and how they are transformed: review a
+    formula that comes from someone else as you would review code. Saved models store the
+    checked design as data, and :func:`fdakpl.load` checks it against the same grammar.
+
     Parameters
     ----------
     formula : str
-        ``"response ~ curve + scalar + C(factor) + ..."`` (see :mod:`fdakpl.formula`).
+        ``"response ~ curve + scalar + C(factor) + ..."`` (see :mod:`fdakpl.formula`). Names that
+        are not Python identifiers go between backquotes or in ``Q("visit time")``;
+        R-style names (``visit.time``) and non-ASCII names work as they are; ``y ~ .`` uses every
+        other variable; ``- z`` removes a term.
     data : xarray.Dataset
         Variables sharing the ``sample`` dim; NaN in the response = not observed.
     dictionary : str or Dictionary, default "auto"
@@ -143,7 +154,9 @@ class FunctionalRegression:
                  random_state: Any = None, n_jobs: int = 2, progress: bool = True,
                  domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None) -> None:
         self.formula = formula
-        self.data = as_dataset(data)
+        # a private deep copy: later edits of the user's Dataset (ds["y"] = ...) change neither the fit, nor the
+        # results, nor what save() writes
+        self.data = as_dataset(data).copy(deep=True)
         self.dictionary = dictionary
         self.levels = levels
         self.kernel = kernel
@@ -300,14 +313,19 @@ class FunctionalRegression:
         if not terms and not tune_b and how == "fixed":
             return None, kernels, self.output_matrix
         obs, w, phi = centred_observations(proxy, Y)
+        # the criteria on responses divided by a power of two near their size: no overflow of the squares at
+        # responses near 1e200 (the scores scale by unit^2, the choice does not change, rounding is exact)
+        big = float(np.max(np.abs(obs.value))) if obs.value.size else 0.0
+        unit = float(2.0 ** np.frexp(big)[1]) if np.isfinite(big) and big > 0 else 1.0
+        obs = obs.with_values(obs.value / unit)
         quad = curve_quadratics(obs, phi, w)
         Xv, Xw = proxy.X_fit_, proxy.X_weights_ or {}
-        dist = {t: _sq_distances(Xv[t], Xw.get(t)) for t in terms}
+        dist = {t: _sq_distances(Xv[t], Xw.get(t), kernels[t].sigma) for t in terms}  # in units of sigma^2
         fixed = {t: k(Xv[t], None, Xw.get(t)) for t, k in kernels.items() if t not in dist}
         product_ = self.combine == "product"
 
         def kernel_matrix(mult: tuple[float, ...]) -> np.ndarray:
-            mats = list(fixed.values()) + [np.exp(-dist[t] / (2.0 * (m * kernels[t].sigma) ** 2))
+            mats = list(fixed.values()) + [np.exp(-dist[t] / (2.0 * m ** 2))
                                            for t, m in zip(terms, mult, strict=True)]
             out = mats[0]
             for M in mats[1:]:
@@ -324,9 +342,11 @@ class FunctionalRegression:
             def score_path(dec: Any, lams_: np.ndarray, B: np.ndarray) -> np.ndarray:
                 return ridge_path(dec, phi, obs, w, lams_, loo=False).gcv
         res = tune_closed_form(kernel_matrix, widths if terms else [1.0], len(terms), output_matrix,
-                               bs if tune_b else [np.nan], proxy.gram_, proxy.nu_, lams,
+                               bs if tune_b else [np.nan], proxy.gram_, proxy.nu_ / unit, lams,
                                score_path=score_path, quad=quad, criterion=how,
                                groups=None if how == "gcv" else self._group_labels())
+        with np.errstate(over="ignore", under="ignore"):  # back to the responses' units (inf/0 only at extremes)
+            res.scores = res.scores * np.float64(unit) ** 2
         res.terms = terms
         crit = "GCV" if how == "gcv" else self._loo_name()
         for t, m in zip(terms, res.multiples, strict=True):
@@ -497,35 +517,41 @@ class FunctionalRegression:
     def _lam_spec(self) -> tuple[str, np.ndarray, float]:
         """How lambda is chosen ("loo", "gcv", "cv", "fixed"), its grid and the fixed value (NaN if none)."""
         lam_spec = self.lam
-        grid = np.asarray(self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
+        grid = self.lam_grid if self.lam_grid is not None else DEFAULT_LAMBDAS
         lam_value = float("nan")
         if isinstance(lam_spec, str):
             how = lam_spec.lower()
             if how not in {"gcv", "loo", "cv"}:
                 raise ValueError(f"lam must be 'loo', 'gcv', 'cv', a number > 0 or a grid, got {lam_spec!r}")
+            grid = _check_lam_grid(grid, "lam_grid")
         elif np.ndim(lam_spec) == 0:
             how = "fixed"
             lam_value = float(lam_spec)
             if not np.isfinite(lam_value) or lam_value <= 0:
                 raise ValueError(f"lam must be a number > 0, got {lam_spec}")
+            grid = _check_lam_grid(grid, "lam_grid")
         else:
             how = "loo"
-            grid = np.asarray(lam_spec, dtype=float)
-        bad = grid[~np.isfinite(grid) | (grid <= 0)] if grid.ndim == 1 else grid.ravel()
-        if bad.size or grid.size == 0:
-            raise ValueError(f"lam must be a finite number > 0, got {bad[0] if bad.size else 'an empty grid'} "
-                             "(in the lambda grid: lam_grid= or lam=)")
+            grid = _check_lam_grid(lam_spec, "lam")
+        if self.param_grid and how != "cv":
+            raise ValueError(f"param_grid is searched only with lam='cv' (got lam={lam_spec!r}), so it would be "
+                             "ignored; pass lam='cv' to search it, or drop param_grid")
         return how, grid, lam_value
 
 
-def _sq_distances(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-    """Squared (weighted L2) distances between rows, as the Gaussian kernel uses them."""
+def _sq_distances(values: np.ndarray, weights: np.ndarray | None, sigma: float = 1.0) -> np.ndarray:
+    """Squared (weighted L2) distances between rows divided by ``sigma^2``, as the Gaussian kernel uses them.
+
+    The rows are divided by ``sigma`` (the median-heuristic width, on the inputs' scale) before the
+    distances are taken, so inputs near 1e-200 or 1e160 neither underflow nor overflow.
+    """
     from scipy.spatial.distance import cdist
 
     X = np.asarray(values, dtype=float)
     X = X[:, None] if X.ndim == 1 else X
     if weights is not None:
         X = X * np.sqrt(np.asarray(weights, dtype=float))
+    X = X / sigma
     return cdist(X, X, "sqeuclidean")
 
 
@@ -564,6 +590,21 @@ def _set_lambda(est: KPLRegressor, lam: float) -> None:
     est.set_params(lam=float(lam))
     est.coef_ = ridge_coef(est.decomposition_, float(lam))
     est.coef_B_ = est.coef_ @ est.B_
+
+
+def _check_lam_grid(grid: Any, name: str) -> np.ndarray:
+    """A lambda grid: a non-empty 1-d list of finite numbers > 0."""
+    try:
+        arr = np.asarray(grid, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a list of numbers > 0, got {grid!r}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d list of numbers > 0 (e.g. np.geomspace(1e-8, 1, 41)), got "
+                         f"shape {arr.shape}")
+    bad = arr[~(np.isfinite(arr) & (arr > 0))]
+    if bad.size:
+        raise ValueError(f"lam must be a finite number > 0, got {bad[0]} (in {name})")
+    return arr
 
 
 def _exact_partial_choice(fitted: KPLRegressor, Y: Any, grid: np.ndarray, how: str, sparse: bool,

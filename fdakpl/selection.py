@@ -20,7 +20,6 @@ linear smoother from observed values to fitted values at observed points.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import numpy as np
 from .data.functional import Observations
 from .data.integration import integration_weights
 from .data.preprocessing import prepare_response
+from .notices import silenced, warn
 from .solvers.closed_form import RidgeDecomposition
 
 __all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "centred_observations", "check_edge", "kfold_path", "lambda_criteria",
@@ -54,6 +54,9 @@ class PathCriteria:
     gcv : ``train_mse / (1 - edf / N)^2`` with ``N`` observed points
     loo : exact leave-one-curve-out error, same weighting as ``train_mse`` (None if not computed)
     n_points : ``N``
+    unit : the criteria ``train_mse``, ``gcv`` and ``loo`` are in units of ``unit`` (1 unless the responses are
+        so large or small that their squares would overflow or underflow; then a power of two near their squared
+        size, and the true values are ``unit`` times the stored ones)
     """
 
     lams: np.ndarray
@@ -62,6 +65,7 @@ class PathCriteria:
     gcv: np.ndarray
     loo: np.ndarray | None
     n_points: int
+    unit: float = 1.0
 
     def best(self, criterion: str) -> tuple[int, float]:
         """Index and value of the lambda minimising ``criterion`` ("gcv" or "loo")."""
@@ -125,11 +129,16 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     UN = dec.U @ dec.Nt  # (n, d): rows P^T nu_i
     Q = dec.U**2
     QtM = Q.T @ Mdiag  # edf(lam) = sum_kl s_k / (s_k e_l + n lam) (Q^T M)_kl: O(nd) per lambda
+    # responses whose squares would overflow or underflow are divided by a power of two (exact) first
+    top = float(np.max(np.abs(obs.value))) if obs.value.size else 0.0
+    scale = float(2.0 ** np.frexp(top)[1]) if 0 < top < np.inf and not 2.0 ** -250 < top < 2.0 ** 250 else 1.0
+    if scale != 1.0:
+        UN = UN / scale
     # lambdas are processed in blocks: each block costs a few large matrix products
-    y = obs.value
+    y = obs.value / scale
     idx = obs.index
     n_, d = dec.Nt.shape
-    sNt = dec.s[:, None] * dec.Nt
+    sNt = dec.s[:, None] * (dec.Nt / scale)
     phiP_g = phiP.T.copy() if on_grid else None
 
     def left_U(A: np.ndarray, Umat: np.ndarray) -> np.ndarray:
@@ -164,7 +173,9 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     with np.errstate(divide="ignore", invalid="ignore"):
         gcv = out["train_mse"] / (1.0 - out["edf"] / N) ** 2
     gcv = np.where(out["edf"] < N, gcv, np.inf)
-    return PathCriteria(lams, out["train_mse"], out["edf"], gcv, out["loo"] if loo else None, N)
+    with np.errstate(over="ignore", under="ignore"):  # the true unit may not be representable (inf or 0)
+        unit = float(np.float64(scale) ** 2)
+    return PathCriteria(lams, out["train_mse"], out["edf"], gcv, out["loo"] if loo else None, N, unit)
 
 
 def check_edge(lams: np.ndarray, index: int, criterion: str, stacklevel: int = 3) -> bool:
@@ -177,7 +188,7 @@ def check_edge(lams: np.ndarray, index: int, criterion: str, stacklevel: int = 3
     """
     if lams.size > 1 and index in (0, lams.size - 1):
         side = "smallest" if lams[index] == lams.min() else "largest"
-        warnings.warn(
+        warn(
             f"the {criterion.upper()}-chosen lambda {lams[index]:.3g} is the {side} value of its grid "
             f"[{lams.min():.3g}, {lams.max():.3g}]; extend the grid (lam=np.geomspace(...))",
             stacklevel=stacklevel,
@@ -226,8 +237,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, A
     if in_worker:
         _limit_worker_threads()
     X_tr, Y_tr, Xte, Y_te = fold
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced():  # a fold's warnings are not repeated (and no global filter changes)
         est = clone(estimator).set_params(**params, lam=float(lams[0]))
         est.fit(X_tr, Y_tr, **fit_params)
         obs_te, _info = _test_obs(est, Y_te)
@@ -361,7 +371,7 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     # the rows of each fold are taken once, not once per parameter setting
     fold_data = [(subset_x(X, tr), subset_y(Y, tr), subset_x(X, te), subset_y(Y, te)) for tr, te in folds]
     # processes pay only when a fold's fit outweighs shipping the task: at DTI size (70 curves, 220 fits)
-    # two workers were measured no faster than one (benchmarks/bench_floor.py's machine, issue 15)
+    # two loky workers were measured no faster than one (the paper's CV protocol, 2 shared cores; issue 15)
     sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
     runner = Parallel(n_jobs=n_jobs, backend="sequential" if sequential else "loky", return_as="list")
     with _child_process_env(), threadpool_limits(1) if sequential else nullcontext():

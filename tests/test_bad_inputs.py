@@ -409,10 +409,38 @@ def _():
     return (lambda: fit(ds, "y ~ x:g")), [ds]
 
 
-@_c("term-removal", "term removal (y ~ x + z + -g)", ValueError, r"term removal \('-g'\) is not supported")
+@_c("term-code", "a formula term outside the grammar (code)", ValueError,
+    r"the formula term \"I\(__import__\('os'\)\)\" is not allowed: the function '__import__' is not one")
 def _():
     ds = make_data()
-    return (lambda: fit(ds, "y ~ x + z + -g")), [ds]
+    return (lambda: fit(ds, "y ~ x + I(__import__('os'))")), [ds]
+
+
+@_c("unknown-function", "a function outside the whitelist (center(z))", ValueError,
+    r"the function 'center' is not one of the allowed transforms")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, "y ~ x + center(z)")), [ds]
+
+
+@_c("string-constant", "a text constant in a term (I('a'))", ValueError, r"the constant 'a' is not a number")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, "y ~ x + I('a')")), [ds]
+
+
+@_c("log-negative", "np.log of negative values", ValueError,
+    r"the formula term 'np\.log\(z\)' is NaN or infinite for \d+ samples")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, "y ~ x + np.log(z)")), [ds]
+
+
+@_c("complex-scalar", "a complex scalar covariate", ValueError, r"the scalar covariate 'z' is complex")
+def _():
+    ds = make_data()
+    ds = ds.assign(z=ds.z * (1 + 1j))
+    return (lambda: fit(ds, "y ~ x + z")), [ds]
 
 
 @_c("no-tilde", "a formula without ~", ValueError, r"formula must look like 'response ~ term \+ term'")
@@ -463,6 +491,156 @@ def _():
     m = KPLRegressor().fit(X, Y, locations=grid)
     Xn = X[:, :1]
     return (lambda: m.predict(Xn)), [X, Y, Xn]
+
+
+# -- issue 13: options that would be ignored, messages that named the wrong cause, files
+@_c("param-grid-without-cv", "param_grid with lam='gcv' (it would be ignored)", ValueError,
+    r"param_grid is searched only with lam='cv' \(got lam='gcv'\)")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, lam="gcv", param_grid={"b": [1.0, 2.0]})), [ds]
+
+
+@_c("r-grids-typo", "R bridge: grids= naming no matrix column (a typo)", ValueError,
+    r"grids= names \['yy'\], which are not matrix columns; the matrix columns are \['y'\]")
+def _():
+    from fdakpl.io.r import dataset_from_columns
+
+    cols = {"y": np.ones((3, 4)), "g": np.array([1.0, 2.0, 1.0])}
+    return (lambda: dataset_from_columns(cols, grids={"yy": [0, 1, 2, 3]})), [cols["y"], cols["g"]]
+
+
+@_c("r-levels-typo", "R bridge: factor_levels= naming no vector column", ValueError,
+    r"factor_levels= names \['gg'\], which are not vector columns")
+def _():
+    from fdakpl.io.r import dataset_from_columns
+
+    cols = {"y": np.ones((3, 4)), "g": np.array([1.0, 2.0, 1.0])}
+    return (lambda: dataset_from_columns(cols, factor_levels={"gg": ["a", "b"]})), [cols["y"], cols["g"]]
+
+
+@_c("r-one-column", "R bridge: a one-column matrix as a curve", ValueError,
+    r"column 'y' is a matrix with 1 column; a curve needs at least 2 locations")
+def _():
+    from fdakpl.io.r import dataset_from_columns
+
+    y = np.ones((3, 1))
+    return (lambda: dataset_from_columns({"y": y})), [y]
+
+
+@_c("nan-locations", "NaN in locations=", ValueError, r"locations has NaN or infinite values at positions \[3\]")
+def _():
+    X, Y, grid = arrays()
+    grid[3] = np.nan
+    return (lambda: KPLRegressor(dictionary=Fourier(2)).fit(X, Y, locations=grid)), [X, Y, grid]
+
+
+@_c("inf-at", "Inf in at= (prediction locations)", ValueError, r"at has NaN or infinite values at positions \[1\]")
+def _():
+    ds = make_data()
+    res = fit(ds)
+    return (lambda: res.predict(ds, at=[0.1, np.inf])), [ds]
+
+
+@_c("at-2d", "a 2-d at=", ValueError, r"at has shape \(2, 2\); locations are a 1-d list of numbers")
+def _():
+    ds = make_data()
+    res = fit(ds)
+    at = np.zeros((2, 2))
+    return (lambda: res.predict(ds, at=at)), [ds, at]
+
+
+@_c("long-nan-location", "NaN in the location column of long data (from_long)", ValueError,
+    r"the long data's 'location' column has NaN or infinite values at positions \[1\]")
+def _():
+    df = pd.DataFrame({"sample": [0, 0, 1, 1], "location": [0.0, np.nan, 0.0, 1.0], "value": [1.0, 2, 3, 4]})
+    return (lambda: functional.from_long(df)), [df]
+
+
+@_c("int64-locations-collide", "distinct int64 locations equal as float64 (beyond 2**53)", ValueError,
+    r"location coordinate 't' has distinct integers that are equal as floats")
+def _():
+    ds = make_data()
+    ds = ds.assign_coords(t=np.arange(2 ** 53, 2 ** 53 + M, dtype=np.int64))
+    return (lambda: fit(ds)), [ds]
+
+
+@_c("empty-lam-grid", "lam_grid=[]", ValueError, r"lam_grid must be a non-empty 1-d list of numbers > 0")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, lam="gcv", lam_grid=[])), [ds]
+
+
+@_c("lam-2d", "a 2-d lambda grid", ValueError, r"lam must be a non-empty 1-d list .* got shape \(2, 2\)")
+def _():
+    ds = make_data()
+    lam = np.full((2, 2), 1e-2)
+    return (lambda: fit(ds, lam=lam)), [ds, lam]
+
+
+@_c("domain-number", "domain=1", ValueError, r"domain must be None or two finite numbers \(lo, hi\) with lo < hi")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, domain=1)), [ds]
+
+
+@_c("negative-permutations", "n_permutations=-1", ValueError, r"n_permutations must be a whole number >= 1")
+def _():
+    ds = make_data()
+    res = fit(ds)
+    return (lambda: res.permutation_test("x", n_permutations=-1, progress=False)), [ds]
+
+
+@_c("dict-plain-arrays", "data as a dict of plain arrays", TypeError,
+    r"data\['y'\] is a plain array, so its dims are unknown; give each variable its dims")
+def _():
+    data = {"y": np.ones((N, 4)), "x": np.ones((N, 3))}
+    return (lambda: fit(data)), [data["y"], data["x"]]
+
+
+@_c("plot-unknown-sample", "res.plot(samples=[...]) with an unknown label", ValueError,
+    r"samples \['unknown'\] are not sample labels of the data; its labels are \['id0'")
+def _():
+    ds = make_data()
+    res = fit(ds)
+    return (lambda: res.plot(samples=["unknown"])), [ds]
+
+
+@_c("reordered-columns", "KPLRegressor fitted on a DataFrame, predict with reordered columns", ValueError,
+    r"X has the columns \['b', 'a'\], but the model was fitted on \['a', 'b'\]")
+def _():
+    X, Y, grid = arrays()
+    df = pd.DataFrame(X, columns=["a", "b"])
+    m = KPLRegressor(dictionary=Fourier(2), lam=1e-2).fit(df, Y, locations=grid)
+    new = df[["b", "a"]]
+    return (lambda: m.predict(new)), [df, new]
+
+
+@_c("save-over-foreign-file", "save() onto an existing file that is not an fdakpl model", FileExistsError,
+    r"notes\.nc exists and is not an fdakpl model file; pass overwrite=True to replace it")
+def _():
+    import tempfile
+
+    ds = make_data()
+    res = fit(ds)
+    path = Path(tempfile.mkdtemp()) / "notes.nc"
+    path.write_text("my notes")
+    return (lambda: res.save(path)), [ds]
+
+
+@_c("duration-locations", "durations (timedelta64) as the location coordinate", ValueError,
+    r"location coordinate 't' holds durations; locations must be numbers in the unit you mean")
+def _():
+    ds = make_data().assign_coords(t=pd.to_timedelta(np.arange(M), unit="h"))
+    return (lambda: fit(ds)), [ds]
+
+
+@_c("bands-too-few-curves", "prediction_bands with too few calibration curves (12 curves, alpha=0.1)", ValueError,
+    r"a conformal band at alpha=0\.1 needs at least 9 calibration curves")
+def _():
+    ds = make_data()
+    res = fit(ds)
+    return (lambda: res.prediction_bands(ds.isel(sample=[0]), alpha=0.1)), [ds]
 
 
 def _snapshot(objs):

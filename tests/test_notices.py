@@ -34,13 +34,14 @@ def test_warn_points_at_the_callers_line():
 
 
 def test_said_once_repeats_each_cause_once_and_keeps_quiet_ones():
+    # fdakpl's warnings (notices.warn) are gathered per thread, without global warning filters (issue 13)
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
         with said_once(quiet=(InterpolationWarning,)) as gathered:
             for _ in range(7):
-                warnings.warn("cause A", stacklevel=1)
-                warnings.warn("cause B", RuntimeWarning, stacklevel=1)
-                warnings.warn("filled", InterpolationWarning, stacklevel=1)
+                warn("cause A")
+                warn("cause B", RuntimeWarning)
+                warn("filled", InterpolationWarning)
     assert len(gathered) == 21
     assert [(w.category, str(w.message)) for w in shown] == [(UserWarning, "cause A"), (RuntimeWarning, "cause B")]
     assert all(w.filename == __file__ for w in shown)

@@ -3,6 +3,7 @@
 import copy
 import importlib.util
 import json
+import os
 import pickle
 import warnings
 
@@ -310,7 +311,7 @@ def _forge(ds, mutate):
     ds["fdakpl_state"] = xr.DataArray(np.array(text, dtype=str), attrs=ds["fdakpl_state"].attrs)
     arrays = {str(k): _restore_dtype(ds[k].values, ds[k].attrs["fdakpl_dtype"])
               for k in ds.data_vars if str(k).startswith("fdakpl.")}
-    arrays.update({f"data:{k}": _restore_dtype(ds[k].values, meta["dtype"])
+    arrays.update({f"data:{k}": _restore_dtype(ds[meta.get("stored_as", k)].values, meta["dtype"])
                    for k, meta in state.get("data", {}).get("variables", {}).items()})
     ds.attrs["fdakpl_checksum"] = _checksum(text, arrays)
 
@@ -392,7 +393,7 @@ def test_results_of_every_tuning_route_round_trip(tmp_path, options):
     "y ~ x + (lambda: z)()",
 ])
 def test_a_forged_formula_is_not_evaluated(tmp_path, capsys, formula):
-    # formulaic evaluates formula terms as Python: a saved formula is checked before it is parsed
+    # a saved formula is checked against the grammar (fdakpl.design); nothing from the file is evaluated
     ds = _scalar_data()
     res = FunctionalRegression("y ~ x + z", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
     path = res.save(tmp_path / "f.nc")
@@ -401,7 +402,7 @@ def test_a_forged_formula_is_not_evaluated(tmp_path, capsys, formula):
         state["root"]["state"]["model"]["state"]["formula"] = formula
 
     _rewrite(path, lambda f: _forge(f, mutate))
-    with pytest.raises(ValueError, match=r"f\.nc: the stored formula .*(refusing|cannot)"):
+    with pytest.raises(ValueError, match=r"f\.nc: the stored formula .*refused, nothing was evaluated"):
         load(path)
     assert "pwned" not in capsys.readouterr().out
 
@@ -412,3 +413,230 @@ def test_usual_formula_transforms_still_load(tmp_path):
                                lam=1e-2, progress=False).fit()
     again = load(res.save(tmp_path / "ok.nc"))
     np.testing.assert_array_equal(again.predict(ds).values, res.predict(ds).values)
+
+
+# ----------------------------------------------------------------------------- issue 13: loading never runs code
+def _marker_code(marker):
+    return f"__import__('os').system('touch {marker}')"
+
+
+@pytest.mark.parametrize("where", ["formula", "design", "eval-coordinate", "design-only"])
+def test_forged_file_with_code_creates_no_marker(tmp_path, where):
+    """A forged file (valid checksum recomputed) whose formula or stored design would run a command: the command
+    must not run, and load refuses the file naming it."""
+    ds = _scalar_data()
+    res = FunctionalRegression("y ~ x + np.log(z**2)", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
+    path = res.save(tmp_path / "forged.nc")
+    marker = tmp_path / "MARKER"
+    code = _marker_code(marker)
+
+    def mutate(state):
+        model = state["root"]["state"]["model"]["state"]
+        sc = state["parsed"]["scalar"]
+        if where in {"formula", "design", "eval-coordinate"}:
+            model["formula"] = f"y ~ x + I(eval(\"{code}\"))" if where == "eval-coordinate" else f"y ~ x + {code}"
+        if where in {"design", "design-only", "eval-coordinate"}:
+            sc["factors"][0]["expr"] = code if where != "eval-coordinate" else f"I(eval(\"{code}\"))"
+        if where == "eval-coordinate":  # the variable check alone is not enough: a name 'eval' is in the data
+            state["data"]["variables"]["eval"] = dict(state["data"]["variables"]["z"], stored_as="eval")
+
+    def change(f):
+        f["eval"] = f["z"]
+        _forge(f, mutate)
+
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match=r"forged\.nc: .*(refused|not allowed)"):
+        load(path)
+    assert not marker.exists()
+
+
+def test_typed_formula_outside_the_grammar_is_refused_before_anything_runs(tmp_path):
+    ds = _scalar_data()
+    marker = tmp_path / "MARKER"
+    for formula in (f"y ~ x + I({_marker_code(marker)})", f"y ~ x + {_marker_code(marker)}",
+                    "y ~ x + z.__class__", "y ~ x + np.lib.npyio.os.getcwd()", "y ~ x + I(f'{z}')"):
+        with pytest.raises(ValueError, match=r"is not allowed|unknown name|cannot parse"):
+            FunctionalRegression(formula, ds, progress=False)
+    assert not marker.exists()
+
+
+def test_saved_design_is_data_not_code(tmp_path):
+    ds = _scalar_data().assign(g=("sample", np.array(["a", "b"] * 10)))
+    res = FunctionalRegression("y ~ x + np.log(z**2) + C(g, Treatment('b')):z", ds, dictionary=Fourier(2),
+                               lam=1e-2, progress=False).fit()
+    with xr.open_dataset(res.save(tmp_path / "d.nc")) as f:
+        state = json.loads(str(f["fdakpl_state"].values))
+    sc = state["parsed"]["scalar"]
+    assert [fa["kind"] for fa in sc["factors"]] == ["numeric", "categorical", "numeric"]
+    assert sc["factors"][1]["levels"] == ["b", "a"]  # reference level first
+    assert sc["columns"] == ["np.log(z ** 2)", "C(g, Treatment('b'))[b]:z", "C(g, Treatment('b'))[a]:z"]
+    # the columns are the products the design says: np.log(z**2) and indicator(g == level) * z
+    z, g = ds.z.values, ds.g.values
+    raw = np.column_stack([np.log(z ** 2), (g == "b") * z, (g == "a") * z])
+    np.testing.assert_allclose(res.model.parsed.scalar.raw(ds), raw, rtol=1e-15)
+
+
+# ----------------------------------------------------------------------------- issue 13: nothing lost
+NAMES = ["visit.time", "visit time", "_private", "a-b", "a/b", "fdakpl_state", "fdakpl.x", "âge", "fdakpl_var0"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_accepted_name_round_trips(tmp_path, engine):
+    """Names xarray and the R bridge accept (R-style, spaces, leading _, -, /, fdakpl's own) survive save/load, as
+    scalar covariates and as curves with their location dims."""
+    base = _scalar_data()
+    rng = np.random.default_rng(3)
+    scal = {name: ("sample", rng.normal(size=20)) for name in NAMES}
+    ds = base.rename({"y": "y/resp", "t": "t loc", "x": "_curve-x", "s": "fdakpl.atom"}).assign(scal)
+    terms = " + ".join(f"Q({n!r})" for n in NAMES)
+    formula = f"`y/resp` ~ `_curve-x` + {terms}"
+    res = FunctionalRegression(formula, ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
+    again = load(res.save(tmp_path / "names.nc", engine=engine))
+    xr.testing.assert_identical(again.model.data, res.model.data[["y/resp", "_curve-x", *sorted(NAMES)]])
+    np.testing.assert_array_equal(again.predict(ds).values, res.predict(ds).values)
+    assert again.predict(ds).dims == ("sample", "t loc")
+    assert list(again.model.parsed.scalar.variables) == sorted(NAMES)
+
+
+def test_save_refuses_to_overwrite_a_file_that_is_not_a_model(tmp_path, dti_results, dti):
+    text = tmp_path / "notes.nc"
+    text.write_text("my notes")
+    data = tmp_path / "data.nc"
+    dti[["pasat"]].to_netcdf(data)
+    before = data.read_bytes()
+    for target in (text, data):
+        with pytest.raises(FileExistsError, match=r"exists and is not an fdakpl model file; pass overwrite=True"):
+            dti_results.save(target)
+    assert text.read_text() == "my notes" and data.read_bytes() == before
+    load(dti_results.save(text, overwrite=True))  # asked: replaced
+    model = dti_results.save(tmp_path / "model.nc")
+    load(dti_results.save(model))  # an fdakpl model file is replaced without asking
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.nc", "model.nc", "notes.nc"]  # no temporary left
+
+
+def test_save_is_atomic_and_keeps_permissions_and_symlinks(tmp_path, dti_results, monkeypatch):
+    import stat
+
+    path = dti_results.save(tmp_path / "m.nc")
+    os.chmod(path, 0o644)
+    before = path.read_bytes()
+
+    def fail(self, *a, **k):
+        raise OSError("disk full")
+
+    with monkeypatch.context() as m:
+        m.setattr(xr.Dataset, "to_netcdf", fail)
+        with pytest.raises(OSError, match="disk full"):
+            dti_results.save(path)
+    assert path.read_bytes() == before  # the old file is intact
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.nc"]  # and no temporary file is left
+    dti_results.save(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    link = tmp_path / "link.nc"
+    link.symlink_to(path)
+    os.chmod(path, 0o640)
+    dti_results.save(link)
+    assert link.is_symlink() and link.resolve() == path.resolve()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    load(link)
+    fresh = dti_results.save(tmp_path / "new.nc")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~umask  # as open() would create it (not 0600)
+
+
+def test_results_hold_no_live_reference_to_the_users_data(tmp_path):
+    ds = _scalar_data()
+    ds["y"] = ds["y"].fillna(0.0)
+    res = FunctionalRegression("y ~ x + z", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
+    r2, fitted = float(res.r2), res.fitted.values.copy()
+    ds["y"] = ds["y"] * 0 + 1e6  # the user replaces a variable ...
+    ds["z"].values[:] = 0.0  # ... and edits another in place
+    assert float(res.r2) == r2
+    again = load(res.save(tmp_path / "m.nc"))
+    assert float(again.r2) == r2
+    assert float(np.abs(again.model.data["y"]).max()) < 1e3
+    f = res.fitted
+    f.values[:] = 0.0  # editing what fitted hands out changes nothing inside
+    np.testing.assert_array_equal(res.fitted.values, fitted)
+    assert float(res.r2) == r2
+
+
+def test_estimator_does_not_share_memory_with_the_users_array():
+    X = np.linspace(0, 1, 12)[:, None]
+    Y = np.hstack([X, X ** 2, np.sin(X)])
+    m = KPLRegressor(dictionary=Fourier(1), lam=1e-3).fit(X, Y, locations=np.linspace(0, 1, 3))
+    assert not np.shares_memory(m.X_fit_, X)
+    before = m.predict(X).copy()
+    X[:] = 5.0
+    np.testing.assert_array_equal(m.predict(np.linspace(0, 1, 12)[:, None]), before)
+
+
+def _big_netcdf(path, attrs, n=2 ** 26):
+    """A zlib-compressed netCDF4 file with one float64 variable of n zeros (512 MiB in memory by default)."""
+    netCDF4 = pytest.importorskip("netCDF4")
+    with netCDF4.Dataset(path, "w") as f:
+        f.createDimension("n", n)
+        v = f.createVariable("big", "f8", ("n",), zlib=True, complevel=1, chunksizes=(2 ** 22,))
+        chunk = np.zeros(2 ** 22)
+        for i in range(0, n, 2 ** 22):
+            v[i:i + 2 ** 22] = chunk
+        for k, val in attrs.items():
+            f.setncattr(k, val)
+
+
+def _peak_rss_mib_of_load(path):
+    import subprocess
+    import sys
+
+    # VmHWM (peak resident memory of this process image; ru_maxrss would include the forking parent's)
+    code = ("import fdakpl\n"
+            f"try:\n    fdakpl.load({str(path)!r})\nexcept ValueError as e:\n    print('ERR', e)\n"
+            "print([int(l.split()[1]) // 1024 for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
+            )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return out, int(out.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="peak memory read from /proc (Linux)")
+def test_load_checks_before_it_reads(tmp_path, dti_results):
+    """A small compressed netCDF that would expand to 512 MiB: refused from its attributes, never read."""
+    path = tmp_path / "bomb.nc"
+    _big_netcdf(path, {})
+    assert path.stat().st_size < 2 ** 22  # zlib: about 1000:1
+    out, peak = _peak_rss_mib_of_load(path)
+    assert "not an fdakpl model file" in out
+    assert peak < 400, peak  # reading the variable alone would take 512 MiB
+    # a model that refers to arrays larger than max_bytes is refused before reading them
+    model = dti_results.save(tmp_path / "m.nc")
+    with pytest.raises(ValueError, match=r"m\.nc: the model's arrays take .* more than max_bytes"):
+        load(model, max_bytes=1000)
+
+
+def test_forged_descriptions_give_value_errors_naming_the_file(tmp_path):
+    """Deep nesting (RecursionError) or wrong types (AttributeError) in a forged description: a ValueError."""
+    ds = _scalar_data()
+    res = FunctionalRegression("y ~ x + z", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
+    deep = tmp_path / "deep.nc"
+    res.save(deep)
+
+    def nest(f):
+        text = str(f["fdakpl_state"].values)
+        f["fdakpl_state"] = xr.DataArray(np.array(text[:-1] + ', "x": ' + "[" * 200000 + "]" * 200000 + "}",
+                                                  dtype=str), attrs=f["fdakpl_state"].attrs)
+
+    _rewrite(deep, nest)
+    with pytest.raises(ValueError, match=r"deep\.nc: "):
+        load(deep)
+    for i, mutate in enumerate([
+        lambda s: s["root"]["state"]["estimator"]["state"].update(dictionary_=5),
+        lambda s: s["root"]["state"].update(model=[1, 2]),
+        lambda s: s["parsed"].update(scalar={"factors": "x"}),
+        lambda s: s["parsed"]["scalar"]["columns_spec"].append([[7, None]]),
+        lambda s: s["data"]["variables"]["z"].update(shape=[10 ** 12]),
+        lambda s: s["root"]["state"]["estimator"]["state"].update(lam={"__npscalar__": "V1000000000", "value": 1}),
+    ]):
+        path = res.save(tmp_path / f"forged{i}.nc")
+        _rewrite(path, lambda f, m=mutate: _forge(f, m))
+        with pytest.raises(ValueError, match=rf"forged{i}\.nc: "):
+            load(path)

@@ -40,7 +40,7 @@ def _toy(rng, n=60, m=30, missing=0.0, noise=0.1, signal=1.0):
     ("rcst ~ log(cca)", "enter a formula as bare names"),
     ("rcst ~ cca:sex", "enter a formula as bare names"),
     ("rcst ~ cca ~ sex", "must look like"),
-    ("rcst ~ cca - sex", "not supported"),
+    ("rcst ~ cca + I('a')", r"the constant 'a' is not a number"),
 ])
 def test_formula_errors(dti, formula, match):
     with pytest.raises(ValueError, match=match):

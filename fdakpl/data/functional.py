@@ -29,6 +29,8 @@ __all__ = [
     "SAMPLE",
     "Observations",
     "as_dataset",
+    "check_domain",
+    "check_locations",
     "from_long",
     "interpolate_missing",
     "location_dim",
@@ -144,11 +146,22 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))"
         )
     coord = np.asarray(da.coords.variables[loc].values)
+    if coord.dtype.kind in "mM":
+        unit = "np.timedelta64(1, 's')" if coord.dtype.kind == "m" else "np.timedelta64(1, 'D')"
+        start = "" if coord.dtype.kind == "m" else f" - da[{loc!r}][0]"
+        raise ValueError(
+            f"{label!r}: location coordinate {loc!r} holds {'durations' if coord.dtype.kind == 'm' else 'dates'}; "
+            f"locations must be numbers in the unit you mean, e.g. "
+            f"da.assign_coords({loc}={'(' if start else ''}da[{loc!r}]{start}{')' if start else ''} / {unit})")
     if not np.issubdtype(coord.dtype, np.number):
         raise ValueError(
             f"{label!r}: location coordinate {loc!r} has dtype {coord.dtype}; it must "
             f"be numeric (assign numbers with da.assign_coords({loc}=...))"
         )
+    if coord.dtype.kind in "iu" and np.unique(coord).size != np.unique(coord.astype(float)).size:
+        raise ValueError(f"{label!r}: location coordinate {loc!r} has distinct integers that are equal as floats "
+                         f"(beyond 2**53); subtract an offset first, e.g. da.assign_coords({loc}=da[{loc!r}] - "
+                         f"da[{loc!r}][0])")
     coord = coord.astype(float)
     if not np.all(np.isfinite(coord)):
         raise ValueError(f"{label!r}: location coordinate {loc!r} has non-finite values")
@@ -343,6 +356,66 @@ def to_long(da: xr.DataArray, name: str | None = None) -> pd.DataFrame:
     return df
 
 
+
+def check_locations(values: Any, name: str, *, increasing: bool = False) -> np.ndarray:
+    """Locations as a 1-d float array, with an error naming ``name`` for what would hide the cause later.
+
+    Refuses a 2-d array, NaN or infinite values (with their positions),
+    distinct integer locations that collide in float64 (beyond 2**53), and,
+    with ``increasing=True``, locations that are not strictly increasing.
+
+    Examples
+    --------
+    >>> check_locations([0, 0.5, 1], "at")
+    array([0. , 0.5, 1. ])
+    >>> check_locations([0.0, float("nan")], "at")
+    Traceback (most recent call last):
+    ...
+    ValueError: at has NaN or infinite values at positions [1]; locations must be finite numbers
+    """
+    raw = np.asarray(values)
+    if raw.ndim > 1:
+        raise ValueError(f"{name} has shape {raw.shape}; locations are a 1-d list of numbers, e.g. "
+                         "np.linspace(0, 1, 50)")
+    if raw.dtype.kind not in "biuf":
+        raise TypeError(f"{name} has dtype {raw.dtype}; locations must be numbers (convert durations or dates to "
+                        "numbers in the unit you mean, e.g. t / np.timedelta64(1, 's'))")
+    out = np.atleast_1d(raw.astype(float))
+    bad = np.nonzero(~np.isfinite(out))[0]
+    if bad.size:
+        raise ValueError(f"{name} has NaN or infinite values at positions {bad[:10].tolist()}; locations must be "
+                         "finite numbers")
+    if raw.dtype.kind in "iu" and np.unique(raw).size != np.unique(out).size:
+        raise ValueError(f"{name} has distinct integer locations that are equal as floats (beyond 2**53); "
+                         "subtract an offset (e.g. the first location) or rescale them first")
+    if increasing and out.size > 1 and np.any(np.diff(out) <= 0):
+        raise ValueError(f"{name} must be strictly increasing; sort it and drop duplicated locations")
+    return out
+
+
+def check_domain(domain: Any, name: str = "domain") -> tuple[float, float] | None:
+    """``None`` or two finite numbers ``lo < hi``.
+
+    Examples
+    --------
+    >>> check_domain((0, 2))
+    (0.0, 2.0)
+    >>> check_domain(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: domain must be None or two finite numbers (lo, hi) with lo < hi, e.g. domain=(0, 1); got 1
+    """
+    if domain is None:
+        return None
+    msg = f"{name} must be None or two finite numbers (lo, hi) with lo < hi, e.g. {name}=(0, 1); got {domain!r}"
+    try:
+        lo, hi = (float(v) for v in domain)
+    except (TypeError, ValueError):
+        raise ValueError(msg) from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(msg)
+    return lo, hi
+
 def from_long(
     df: pd.DataFrame,
     grid: np.ndarray | None = None,
@@ -382,7 +455,7 @@ def from_long(
     missing = {SAMPLE, "location", "value"} - set(df.columns)
     if missing:
         raise ValueError(f"long data lacks columns {sorted(missing)}; it needs 'sample', 'location', 'value'")
-    loc_vals = df["location"].to_numpy(dtype=float)
+    loc_vals = check_locations(df["location"].to_numpy(), "the long data's 'location' column")
     vals = df["value"].to_numpy(dtype=float)
     if not np.all(np.isfinite(vals)):
         raise ValueError("long data has non-finite 'value' entries; drop them (the long form never stores NaN)")
@@ -483,6 +556,12 @@ def as_dataset(data: Any) -> xr.Dataset:
     if isinstance(data, xr.Dataset):
         return data
     if isinstance(data, Mapping):
+        plain = [str(k) for k, v in data.items() if not isinstance(v, (xr.DataArray, xr.Variable, tuple))]
+        if plain:
+            raise TypeError(
+                f"data[{plain[0]!r}] is a plain array, so its dims are unknown; give each variable its dims, e.g. "
+                "{'y': (('sample', 't'), y), 'z': ('sample', z)} with coords for the location dims, or build an "
+                "xr.Dataset (a DataArray also works)")
         _check_mapping(data)
         return xr.Dataset({k: v for k, v in data.items()})
     raise TypeError(f"data must be an xarray.Dataset (or a mapping of DataArrays), got {type(data).__name__}")

@@ -26,6 +26,8 @@ from ..notices import InterpolationWarning, warn
 from .functional import (
     SAMPLE,
     Observations,
+    check_domain,
+    check_locations,
     interpolate_missing,
     location_dim,
     observations_from_long,
@@ -33,6 +35,7 @@ from .functional import (
     sample_index,
     validate_functional,
 )
+from .labels import feature_names, label_keys
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
            "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs", "prepare_response",
@@ -48,6 +51,7 @@ class InputSpec:
     grid: np.ndarray | None = None
     location_dim: str | None = None
     terms: dict[str, InputSpec] = field(default_factory=dict)
+    feature_names: list[str] | None = None  # DataFrame column names at fit (as scikit-learn's feature_names_in_)
 
 
 def _is_curve(X: Any) -> bool:
@@ -79,6 +83,11 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
             raise ValueError(f"{name!r} has dims {X.dims}; inputs are scalars (sample), vectors (sample, feature) "
                              "or curves (sample, location with a numeric coordinate)")
         X = X.values[:, None] if X.ndim == 1 else X.transpose(SAMPLE, ...).values
+    names = feature_names(X)
+    if spec is not None and spec.kind == "array" and spec.feature_names is not None and names is not None \
+            and names != spec.feature_names:
+        raise ValueError(f"{name} has the columns {names}, but the model was fitted on {spec.feature_names} (in "
+                         f"that order); select them by name, e.g. {name}[{spec.feature_names!r}]")
     if isinstance(X, pd.Series):
         X = X.to_numpy()[:, None]
     if sp.issparse(X):
@@ -109,7 +118,7 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
     k = shape if len(shape) > 1 else shape[0]
     if spec is not None and spec.n_features != k:
         raise ValueError(f"{name} has {k} features, but KPLRegressor is expecting {spec.n_features} features as input")
-    return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0])
+    return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0], feature_names=names)
 
 
 def _samples_text(rows: np.ndarray, labels: np.ndarray | None, limit: int = 10) -> str:
@@ -233,6 +242,7 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
     >>> obs.counts, info.domain
     (array([1, 2]), (0.0, 1.0))
     """
+    domain = check_domain(domain)
     if isinstance(Y, pd.DataFrame):
         obs, labels = observations_from_long(Y)
         dom = domain or (float(obs.location.min()), float(obs.location.max()))
@@ -262,11 +272,9 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
             grid = (np.arange(m) + 0.5) / m
             dom = domain or (0.0, 1.0)
         else:
-            grid = np.asarray(locations, dtype=float)
+            grid = check_locations(locations, "locations", increasing=True)
             if grid.shape != (m,):
                 raise ValueError(f"locations has shape {grid.shape}; expected ({m},) to match {name}")
-            if m > 1 and np.any(np.diff(grid) <= 0):
-                raise ValueError("locations must be strictly increasing")
             dom = domain or (float(grid[0]), float(grid[-1]))
         obs = Observations.from_dense(arr, grid)
         info = ResponseInfo(None, "location", grid, None, kind, (float(dom[0]), float(dom[1])))
@@ -296,8 +304,7 @@ def check_same_samples(n_x: int, x_labels: Any, n_y: int, y_labels: Any, who: st
     """
     if n_x != n_y:
         raise ValueError(f"X has {n_x} samples but Y has {n_y}; they must describe the same samples")
-    if x_labels is not None and y_labels is not None and not np.array_equal(
-            np.asarray(x_labels).astype(str), np.asarray(y_labels).astype(str)):
+    if x_labels is not None and y_labels is not None and label_keys(x_labels) != label_keys(y_labels):
         raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
                          "xr.align(X, Y, join='exact')")
     if n_y < 2:

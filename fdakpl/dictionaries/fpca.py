@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..data.functional import Observations, quadrature_weights
+from ..notices import warn
 from .base import GridDictionary, dense_on_grid
 
 __all__ = ["FPCA"]
@@ -64,7 +63,7 @@ class FPCA(GridDictionary):
             raise ValueError(f"n_components must be >= 1, got {self.n_components}")
         pos = int(np.sum(evals > 1e-12 * max(evals.max(), 1e-300)))
         if k > pos:
-            warnings.warn(f"FPCA: only {pos} positive eigenvalues; keeping {pos} of {k} components",
+            warn(f"FPCA: only {pos} positive eigenvalues; keeping {pos} of {k} components",
                           stacklevel=3)
             k = pos
         order = order[:k]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -103,16 +102,20 @@ def _discrete_wavelets() -> frozenset[str]:
 @functools.lru_cache(maxsize=64)
 def _wavelet_atoms(wavelet: str, level: int, mode: str, n: int) -> tuple[np.ndarray, Any, tuple[int, ...]]:
     """Inverse DWTs of the unit coefficient vectors (cached: they depend only on the arguments)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pywt warns when level > dwt_max_level
-        coeffs = pywt.wavedec(np.zeros(n), wavelet, mode=mode, level=level)
-        flat, slices = pywt.coeffs_to_array(coeffs)
-        atoms = np.empty((n, flat.size))
-        unit = np.zeros(flat.size)
-        for j in range(flat.size):
-            unit[j] = 1.0
-            c = pywt.array_to_coeffs(unit, slices, output_format="wavedec")
-            atoms[:, j] = pywt.waverec(c, wavelet, mode=mode)[:n]
-            unit[j] = 0.0
+    # pywt.wavedec's loop of dwt, without its warning when level > dwt_max_level (silencing it would need a
+    # global warning filter, which is not thread-safe)
+    coeffs, approx = [], np.zeros(n)
+    for _ in range(level):
+        approx, detail = pywt.dwt(approx, wavelet, mode=mode)
+        coeffs.append(detail)
+    coeffs = [approx, *coeffs[::-1]]
+    flat, slices = pywt.coeffs_to_array(coeffs)
+    atoms = np.empty((n, flat.size))
+    unit = np.zeros(flat.size)
+    for j in range(flat.size):
+        unit[j] = 1.0
+        c = pywt.array_to_coeffs(unit, slices, output_format="wavedec")
+        atoms[:, j] = pywt.waverec(c, wavelet, mode=mode)[:n]
+        unit[j] = 0.0
     atoms.flags.writeable = False
     return atoms, slices, tuple(len(c) for c in coeffs)

@@ -50,7 +50,6 @@ or on a ``dask.distributed`` cluster.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +63,7 @@ from ..data.preprocessing import MeanFunction, check_same_samples
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, Product, check_spd, make_output_matrix
+from ..notices import warn
 from ..solvers.closed_form import sym_sqrt
 
 __all__ = [
@@ -853,7 +853,7 @@ def _mean_function(grid: np.ndarray, sums: np.ndarray, counts: np.ndarray, domai
 def _warn_unsupported_atoms(q: int, G: np.ndarray) -> None:
     rank = np.linalg.matrix_rank(G, tol=1e-10 * max(np.abs(G).max(), 1e-300) * G.shape[0])
     if rank > q:
-        warnings.warn(
+        warn(
             f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "
             "locations: the extra atoms are not identifiable from the data and only the penalty fixes "
             "them; use fewer atoms (fewer frequencies / levels / components)",

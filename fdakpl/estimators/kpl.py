@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import warnings
 from typing import Any
 
 import numpy as np
@@ -12,7 +11,7 @@ import xarray as xr
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.functional import SAMPLE, Observations
+from ..data.functional import SAMPLE, Observations, check_domain, check_locations
 from ..data.integration import integration_weights
 from ..data.preprocessing import (
     MeanFunction,
@@ -26,6 +25,7 @@ from ..data.preprocessing import (
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..notices import warn
 from ..solvers.closed_form import (
     decompose,
     project_observations,
@@ -255,6 +255,9 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
     grid_ : numpy.ndarray
         Default prediction locations.
     n_features_in_ : int
+    feature_names_in_ : numpy.ndarray
+        Column names of a DataFrame ``X`` at fit (only then); ``predict``
+        refuses a DataFrame whose columns differ or are reordered.
 
     Examples
     --------
@@ -299,6 +302,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
         check_lam(self.lam, "; choose it with fdakpl.FunctionalRegression")
+        check_domain(self.domain)
         if not isinstance(self._kernel(), Kernel):
             raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
 
@@ -340,6 +344,10 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         self.response_info_ = info
         self.input_spec_ = spec
         self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
+        if getattr(spec, "feature_names", None) is not None:
+            self.feature_names_in_ = np.asarray(spec.feature_names, dtype=object)
+        else:
+            self.__dict__.pop("feature_names_in_", None)
         dom = info.domain
 
         # loss at the scale of the responses (unit-free parameters), then centring: one step for every loss
@@ -362,7 +370,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         phi = dic.evaluate(obs_c.grid if obs_c.grid is not None else obs_c.location)
         N = project_observations(obs_c, phi, weights)
         K = self._kernel()(Xv, None, Xw)
-        self.X_fit_, self.X_weights_ = Xv, Xw
+        self.X_fit_, self.X_weights_ = _own(Xv), Xw  # never a view of the caller's array
         self.nu_ = N
 
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
@@ -408,7 +416,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         ev = np.abs(dic.scaled_gram_eigh()[0])
         rank = int(np.count_nonzero(ev > 1e-10 * max(float(np.abs(dic.gram()).max()), 1e-300) * d))
         if rank > q:
-            warnings.warn(
+            warn(
                 f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "
                 "locations: the extra atoms are not identifiable from the data and only the penalty fixes "
                 "them; use fewer atoms (fewer frequencies / levels / components)",
@@ -450,11 +458,12 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         >>> m.predict(X[:2], at=[0.1, 0.5, 0.9]).shape
         (2, 3)
         """
+        at = None if at is None else check_locations(at, "at")
         if getattr(self, "approx_", None) is not None:
             return self.approx_.predict(X, at)
         check_is_fitted(self, "coef_")
         H, labels = self._coefficients_and_labels(X)
-        theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
+        theta = self.grid_ if at is None else at
         Yhat = H @ self.dictionary_.evaluate(theta).T
         if self.mean_ is not None:
             Yhat = Yhat + self.mean_(theta)[None, :]
@@ -497,7 +506,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         ss_res = float(np.sum((obs.value - pred) ** 2))
         return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
 
-    def save(self, path: Any, *, engine: str | None = None) -> Any:
+    def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
         """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
 
         Examples
@@ -511,7 +520,7 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         """
         from ..io.netcdf import save
 
-        return save(self, path, engine=engine)
+        return save(self, path, engine=engine, overwrite=overwrite)
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()
@@ -519,3 +528,12 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = True
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _own(x: Any) -> Any:
+    """A copy of kernel inputs (arrays, or a mapping of arrays per term) that shares no memory with the caller's."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, dict):
+        return {k: _own(v) for k, v in x.items()}
+    return x

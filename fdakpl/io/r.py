@@ -281,6 +281,17 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
     return columns, labels, info
 
 
+def _check_option_keys(option: str, given: Any, allowed: Mapping[str, str], want: str) -> None:
+    """Refuse keys of ``grids=`` / ``factor_levels=`` that name no suitable column (a typo would be ignored)."""
+    if not isinstance(given, Mapping):
+        return
+    bad = sorted(str(k) for k in given if str(k) not in allowed or allowed[str(k)] != want)
+    if bad:
+        fit = sorted(k for k, kind in allowed.items() if kind == want)
+        raise ValueError(f"{option} names {bad}, which are not {want} columns; the {want} columns are {fit} "
+                         "(check the spelling)")
+
+
 def _grid_for(name: str, m: int, grids: Any) -> np.ndarray:
     spec = grids.get(name, "index") if isinstance(grids, Mapping) else grids
     if spec is None or (isinstance(spec, str) and spec == "index"):
@@ -324,6 +335,8 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
     (('sample', 'y_loc'), [[1.0, 3.0], [2.0, 4.0]], [1.0, 2.0], ['a', 'b'])
     """
     columns, labels, info = r_columns(df)
+    _check_option_keys("grids=", grids, {k: "matrix" if info[k].get("matrix") else "vector" for k in columns},
+                       "matrix")
     data_vars: dict[str, xr.DataArray] = {}
     for name, values in columns.items():
         meta = info[name]
@@ -569,6 +582,13 @@ def dataset_from_columns(
         if arr.ndim not in (1, 2):
             raise ValueError(f"column {name!r} has {arr.ndim} dims; send vectors or matrices")
         arrays[str(name)] = arr.astype(np.float64)
+    kinds = {name: "matrix" if arr.ndim == 2 else "vector" for name, arr in arrays.items()}
+    _check_option_keys("grids=", grids, kinds, "matrix")
+    _check_option_keys("factor_levels=", levels, kinds, "vector")
+    for name, arr in arrays.items():
+        if arr.ndim == 2 and arr.shape[1] < 2:
+            raise ValueError(f"column {name!r} is a matrix with {arr.shape[1]} column; a curve needs at least 2 "
+                             "locations (a single value per sample is a scalar: send it as a vector)")
     sizes = {name: arr.shape[0] for name, arr in arrays.items()}
     n = next(iter(sizes.values()))
     if len(set(sizes.values())) > 1:

@@ -9,7 +9,7 @@ import numpy as np
 import xarray as xr
 
 from ..applicability import bound_applicability, loss_name
-from ..data.functional import SAMPLE, Observations, validate_functional
+from ..data.functional import SAMPLE, Observations, check_locations, validate_functional
 from ..data.integration import integration_weights
 from ..diagnostics import (
     dictionary_constants,
@@ -18,7 +18,7 @@ from ..diagnostics import (
     lambda_star,
     representation_error,
 )
-from ..notices import InterpolationWarning, said_once
+from ..notices import InterpolationWarning, said_once, warn
 from .interpretation import InterpretationMixin
 from .permutation import PermutationTestResult
 
@@ -143,7 +143,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
             pred = self.estimator.predict(X, at=at)
         if not isinstance(pred, xr.DataArray):
-            theta = self.estimator.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
+            theta = self.estimator.grid_ if at is None else check_locations(at, "at")
             pred = xr.DataArray(pred, dims=(SAMPLE, self.response_dim), coords={self.response_dim: theta})
         renames = {d: self.response_dim for d in pred.dims if d not in (SAMPLE,) and d != self.response_dim}
         if renames:
@@ -159,7 +159,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         """Fitted curves of the training samples on the response grid."""
         if "fitted" not in self._cache:
             self._cache["fitted"] = self.predict()
-        return self._cache["fitted"]
+        return self._cache["fitted"].copy(deep=True)  # the cache stays private: editing the copy changes nothing
 
     @property
     def resid(self) -> xr.DataArray:
@@ -216,20 +216,25 @@ class FunctionalRegressionResults(InterpretationMixin):
 
         The mean curve follows the centring rule (:func:`fdakpl.data.preprocessing.location_cells`):
         pointwise on a common grid, binned and smoothed for irregular (sparse) sampling, where a
-        pointwise mean would copy each location's single value and leave nothing to explain.
+        pointwise mean would copy each location's single value and leave nothing to explain. Sums of
+        squares are taken on responses divided by a power of two near the largest one (no overflow or
+        underflow at extreme scales); a constant response follows scikit-learn (1 if fitted exactly, else 0).
         """
         from ..data.preprocessing import MeanFunction
 
         obs = self._obs()
-        r = self.resid.values
-        tot = float(np.sum((obs.value - MeanFunction(obs, self.estimator.response_info_.domain)(obs.location)) ** 2))
-        return float(1.0 - np.nansum(r**2) / tot) if tot > 0 else float("nan")
+        mean = MeanFunction(obs, self.estimator.response_info_.domain)(obs.location)
+        dev, r = _unit_scale(obs.value - mean, self.resid.values, reference=obs.value)
+        tot = float(np.sum(dev ** 2))
+        res = float(np.nansum(r ** 2))
+        if not tot > 0:
+            return 1.0 if res == 0 else 0.0
+        return float(1.0 - res / tot)
 
     @property
     def r2_pointwise(self) -> xr.DataArray:
         """Pointwise R^2(theta) over the curves observed at each location."""
-        Y = self.response.values
-        r = self.resid.values
+        Y, r = _unit_scale(self.response.values, self.resid.values)
         with np.errstate(invalid="ignore", divide="ignore"):
             tot = np.nansum((Y - np.nanmean(Y, axis=0)) ** 2, axis=0)
             vals = 1.0 - np.nansum(r**2, axis=0) / tot
@@ -373,7 +378,7 @@ class FunctionalRegressionResults(InterpretationMixin):
 
         return build_summary(self, eta, importance)
 
-    def save(self, path: Any, *, engine: str | None = None) -> Any:
+    def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
         """Save these results to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
 
         Read them back with :func:`fdakpl.load`; the loaded results predict identically.
@@ -390,7 +395,7 @@ class FunctionalRegressionResults(InterpretationMixin):
         """
         from ..io.netcdf import save
 
-        return save(self, path, engine=engine)
+        return save(self, path, engine=engine, overwrite=overwrite)
 
     def _repr_html_(self) -> str:
         try:
@@ -488,6 +493,13 @@ class FunctionalRegressionResults(InterpretationMixin):
         n_cal = round(calibration * n)
         if n_cal < 2 or n - n_cal < 2:
             raise ValueError(f"calibration={calibration} leaves too few curves for fitting or calibrating (n={n})")
+        need = int(np.ceil((1 - alpha) / alpha - 1e-12))  # the conformal quantile is finite iff n_cal >= need
+        if n_cal < need:
+            raise ValueError(
+                f"a conformal band at alpha={alpha} needs at least {need} calibration curves, but calibration="
+                f"{calibration} of n={n} curves gives {n_cal}, so the band would be infinite; raise calibration "
+                f"(at most {max(0.0, (n - 2) / n):.2f} here) or alpha (at least {1 / (n_cal + 1):.2f} with {n_cal} "
+                "calibration curves), or fit more curves")
         rng = np.random.default_rng(random_state)
         perm = rng.permutation(n)
         cal, fit = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])
@@ -504,6 +516,9 @@ class FunctionalRegressionResults(InterpretationMixin):
         r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
         if kind == "pointwise":
             half = np.array([_conformal_quantile(col[~np.isnan(col)], alpha) for col in r.T])
+            if not np.all(np.isfinite(half)):
+                warn(f"the pointwise band is infinite at {int(np.sum(~np.isfinite(half)))} locations where fewer "
+                     f"than {need} calibration curves are observed; use kind='simultaneous' or a larger alpha")
         else:
             s = np.nanmean(r, axis=0)
             s = np.where(np.isfinite(s) & (s > 0), s, np.nanmean(r))
@@ -561,6 +576,9 @@ class FunctionalRegressionResults(InterpretationMixin):
         parsed = self.model.parsed
         if term not in parsed.terms:
             raise ValueError(f"{term!r} is not a term of {self.model.formula!r}; terms: {parsed.terms}")
+        if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) \
+                or n_permutations < 1:
+            raise ValueError(f"n_permutations must be a whole number >= 1 (e.g. 199), got {n_permutations!r}")
         if getattr(self.estimator, "decomposition_", None) is None:
             raise ValueError("the permutation test uses the closed-form leave-one-curve-out error; refit with "
                              "solver='eig'")
@@ -584,6 +602,15 @@ class FunctionalRegressionResults(InterpretationMixin):
         p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
         return PermutationTestResult(statistic=t_obs, pvalue=float(p), null_distribution=null, term=term,
                                      response=parsed.response, n_permutations=n_permutations)
+
+
+def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``Y`` and ``r`` divided by a power of two near the largest value of ``reference`` (default ``Y``), exactly,
+    so that sums of squares neither overflow nor underflow at extreme scales (R^2 is scale-free)."""
+    ref = Y if reference is None else reference
+    top = float(np.nanmax(np.abs(ref))) if np.isfinite(ref).any() else 0.0
+    scale = float(2.0 ** np.frexp(top)[1]) if 0 < top < np.inf else 1.0
+    return Y / scale, r / scale
 
 
 def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:

@@ -49,6 +49,7 @@ def plot_predictions(observed: xr.DataArray, predicted: xr.DataArray, samples: A
     loc_p = location_dim(predicted)
     labels = list(observed[SAMPLE].values) if samples is None else list(samples)
     labels = labels[:6] if samples is None else labels
+    _check_samples(labels, list(observed[SAMPLE].values))
     nrows = int(np.ceil(len(labels) / ncols))
     fig, axes = plt.subplots(nrows, min(ncols, len(labels)), figsize=(3.2 * min(ncols, len(labels)), 2.6 * nrows),
                              sharex=True, sharey=True, squeeze=False, constrained_layout=True)
@@ -107,6 +108,7 @@ def plot_overview(res: Any, samples: Any = None, bands: Any = None):
     labels = list(Y[SAMPLE].values)
     if samples is None:
         samples = [labels[i] for i in np.linspace(0, len(labels) - 1, 4).astype(int)]
+    _check_samples(samples, labels)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), constrained_layout=True)
     ax = axes[0, 0]
     for k, lab in enumerate(samples):
@@ -162,3 +164,12 @@ def plot_overview(res: Any, samples: Any = None, bands: Any = None):
         a.grid(alpha=0.3, lw=0.5)
     fig.suptitle(res.model.formula, fontsize=11)
     return fig
+
+
+def _check_samples(samples: Any, labels: list[Any]) -> None:
+    """Refuse sample labels that the data lacks (xarray's KeyError would not say which, nor what exists)."""
+    known = set(labels)
+    unknown = [s for s in samples if s not in known]
+    if unknown:
+        raise ValueError(f"samples {unknown[:5]} are not sample labels of the data; its labels are "
+                         f"{np.asarray(labels[:5]).tolist()}{' ...' if len(labels) > 5 else ''}")

@@ -227,7 +227,7 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
     ]
     crit = res._at_lam()
     if res.lam_how == "GCV" and crit is not None:
-        fit_rows.append(("GCV score", float(crit.gcv[0])))
+        fit_rows.append(("GCV score", float(crit.gcv[0]) * getattr(crit, "unit", 1.0)))
     elif res.lam_how == "leave-one-curve-out" and crit is not None:
         fit_rows.append(("LOO score", float(crit.loo[0])))
     elif res.lam_how.startswith("leave-one-group-out") and tun is not None:

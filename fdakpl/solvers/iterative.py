@@ -47,7 +47,6 @@ nearly singular.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +56,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..data.validation import check_lam
 from ..losses import GroundLoss, make_loss
+from ..notices import warn as warn_note
 from ..progress import progress
 from .closed_form import RidgeDecomposition, decompose
 from .design import PointDesign, kpl_objective
@@ -245,7 +245,7 @@ def _minimise(W: Whitened, lam: float, loss: GroundLoss, Zt0: np.ndarray, max_it
             break
     message = str(res.message)
     if warn and not converged:
-        warnings.warn(
+        warn_note(
             f"iterative KPL ({loss.name} loss, lam={lam:g}) did not converge: relative gradient norm {rel:.2e} > "
             f"tol={tol:g} after {nit} L-BFGS-B iterations ({message}); increase max_iter, loosen tol, or "
             "increase lam",

@@ -3,14 +3,13 @@ preconditioned conjugate gradients, and its brute-force reference; see :mod:`fda
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse.linalg as spla
 from sklearn.exceptions import ConvergenceWarning
 
 from ..data.validation import check_lam
 from ..losses import Square
+from ..notices import warn as warn_note
 from .design import PointDesign
 from .iterative import IterativeResult, Whitened, check_options
 
@@ -101,9 +100,9 @@ def exact_partial_ridge(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: 
         raise ValueError(f"conjugate gradients broke down (info={info}); the system is not positive definite")
     message = "converged" if converged else f"reached max_iter={max_iter}"
     if warn and not converged:
-        warnings.warn(f"exact partial ridge did not converge: relative residual {rel:.2e} > tol={tol:g} after "
-                      f"{counter['iter']} conjugate-gradient iterations; increase max_iter or lam",
-                      ConvergenceWarning, stacklevel=2)
+        warn_note(f"exact partial ridge did not converge: relative residual {rel:.2e} > tol={tol:g} after "
+                  f"{counter['iter']} conjugate-gradient iterations; increase max_iter or lam",
+                  ConvergenceWarning, stacklevel=2)
     A = (W.N - design.gram_apply(H)) / (n * lam)
     f = float(design.weight @ (design.fitted(H) - design.value) ** 2) / n + lam * float(np.sum(Zt * Zt))
     grad = 2.0 * resid.reshape(shape) / n

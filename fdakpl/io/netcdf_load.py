@@ -1,0 +1,341 @@
+"""Loading fitted models saved by :func:`fdakpl.io.netcdf.save` (never executes code from the file).
+
+The file is opened lazily: its attributes, the model description and the
+sizes of the arrays it refers to are checked before any array is read.
+Objects are rebuilt only from fdakpl's own classes; the scalar design of a
+formula is rebuilt from stored data after every factor has been checked
+against the grammar of :mod:`fdakpl.design`.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> import numpy as np
+>>> from fdakpl import KPLRegressor, Fourier
+>>> X = np.linspace(0, 1, 12)[:, None]; Y = np.hstack([X, X ** 2, np.sin(X)])
+>>> path = KPLRegressor(dictionary=Fourier(1), lam=1e-3).fit(X, Y).save(pathlib.Path(tempfile.mkdtemp()) / "m.nc")
+>>> load(path).coef_.shape
+(12, 3)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from .netcdf_format import (
+    FORMAT_VERSION,
+    KIND_ESTIMATOR,
+    KIND_RESULTS,
+    PREFIX,
+    STATE_VAR,
+    checksum,
+    class_name,
+    normalise_name,
+    registry,
+    restore_dtype,
+    stored_dtype,
+)
+
+__all__ = ["MAX_BYTES", "load"]
+
+
+class _Reader:
+    def __init__(self, path: Path, arrays: dict[str, np.ndarray]) -> None:
+        self.path = path
+        self.arrays = arrays
+        self.registry = registry()
+        self.post: list[Any] = []
+
+    def fail(self, what: str) -> ValueError:
+        return ValueError(f"{self.path}: {what}")
+
+    def decode(self, obj: Any) -> Any:
+        if isinstance(obj, list):
+            return [self.decode(v) for v in obj]
+        if not isinstance(obj, dict):
+            return obj
+        if "__array__" in obj:
+            name = obj["__array__"]
+            if name not in self.arrays:
+                raise self.fail(f"the model refers to the array {name!r}, which the file lacks (corrupted file)")
+            return self.arrays[name].copy()
+        if "__ndarray__" in obj:
+            return np.array(obj["data"], dtype=stored_dtype(obj["__ndarray__"])).reshape(obj["shape"])
+        if "__npscalar__" in obj:
+            return stored_dtype(obj["__npscalar__"]).type(obj["value"])
+        if "__tuple__" in obj:
+            return tuple(self.decode(v) for v in obj["__tuple__"])
+        if "__slice__" in obj:
+            return slice(*(self.decode(v) for v in obj["__slice__"]))
+        if "__dict__" in obj:
+            return {self.decode(k): self.decode(v) for k, v in obj["__dict__"]}
+        if "__unsaved__" in obj:
+            return None
+        if "__object__" in obj:
+            name = obj["__object__"]
+            if isinstance(name, str):
+                name = normalise_name(name)
+            cls = self.registry.get(name)
+            if cls is None:
+                raise self.fail(f"the model refers to the class {name!r}, which is not one of fdakpl's classes; "
+                                "refusing to load it (files never name code to run)")
+            state = obj.get("state")
+            if not isinstance(state, dict):
+                raise self.fail(f"the state of a {name} is not a mapping (corrupted file)")
+            inst = cls.__new__(cls)
+            inst.__dict__.update({k: self.decode(v) for k, v in state.items()})
+            self.post.append((name, inst))
+            return inst
+        return {k: self.decode(v) for k, v in obj.items()}
+
+
+#: largest uncompressed size :func:`load` reads by default (bytes)
+MAX_BYTES = 4 * 2 ** 30
+#: largest model description (JSON) accepted
+_MAX_STATE = 64 * 2 ** 20
+
+
+def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
+    """Load a model saved by :func:`save` (never executes code from the file).
+
+    The file is opened lazily: its attributes, the model description and the
+    sizes of the arrays it refers to are checked before any array is read,
+    so a file that is not an fdakpl model, or that would expand beyond
+    ``max_bytes`` in memory, is refused without being read. Variables the
+    model does not refer to are never read.
+
+    The SHA-256 checksum in the file detects accidental corruption (a flipped
+    bit, a truncated copy). It does not detect tampering: anyone can recompute
+    it. Safety against a forged file comes from what loading does, not from
+    the checksum: objects are rebuilt only from fdakpl's own classes, with
+    attributes from numbers, strings and arrays, and the scalar design of a
+    formula is stored as data and checked against the formula grammar of
+    :mod:`fdakpl.design`; no text from the file is evaluated as code.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :func:`fdakpl.io.netcdf.save`.
+    max_bytes : int
+        Largest total size (bytes, uncompressed) of the arrays the model
+        refers to (default 4 GiB).
+
+    Returns
+    -------
+    FunctionalRegressionResults or KPLRegressor
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the file is not netCDF, not an fdakpl model, written by a newer
+        format, too large, corrupted (checksum mismatch, missing arrays,
+        inconsistent shapes) or forged (classes that are not fdakpl's, terms
+        outside the formula grammar); the message names the file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from fdakpl import FunctionalRegression, datasets
+    >>> ds = datasets.dti_first_visits()
+    >>> res = FunctionalRegression("rcst ~ cca", ds, interpolate_inputs=True, progress=False).fit()
+    >>> again = load(res.save(pathlib.Path(tempfile.mkdtemp()) / "dti.nc"))
+    >>> bool((again.predict() == res.predict()).all())
+    True
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    try:
+        # no warning filter is changed here (that is not thread-safe): the file is our own format
+        f = xr.open_dataset(path, decode_times=False, decode_timedelta=False, cache=False)
+    except Exception as err:
+        raise ValueError(f"{path}: cannot be read as a netCDF file ({type(err).__name__}: {err})") from None
+    with f:
+        try:
+            return _load_open(f, path, max_bytes)
+        except RecursionError:
+            raise ValueError(f"{path}: the model description nests too deeply (forged or corrupted file)") from None
+        except ValueError as err:
+            if str(err).startswith(str(path)):
+                raise
+            raise ValueError(f"{path}: {err}") from None
+        except (KeyError, TypeError, AttributeError, IndexError) as err:
+            raise ValueError(f"{path}: malformed model description ({type(err).__name__}: {err})") from None
+
+
+def _array_refs(obj: Any, out: set[str]) -> set[str]:
+    """Names of the arrays a model description refers to."""
+    stack = [obj]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, list):
+            stack.extend(cur)
+        elif isinstance(cur, dict):
+            name = cur.get("__array__")
+            if isinstance(name, str):
+                out.add(name)
+            stack.extend(cur.values())
+    return out
+
+
+def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
+    kind = f.attrs.get("fdakpl_format")
+    if kind not in {KIND_RESULTS, KIND_ESTIMATOR} or STATE_VAR not in f.variables:
+        raise ValueError(f"{path}: not an fdakpl model file (no 'fdakpl_format' attribute or '{STATE_VAR}' "
+                         f"variable); it holds the variables {sorted(map(str, f.data_vars))[:10]}")
+    sv = f.variables[STATE_VAR]
+    if sv.dtype.kind not in "USO" or sv.ndim > 1 or sv.size * max(sv.dtype.itemsize, 1) > _MAX_STATE:
+        raise ValueError(f"{path}: the model description '{STATE_VAR}' is not a text of at most "
+                         f"{_MAX_STATE} bytes (forged or corrupted file)")
+    try:
+        text = sv.values.item() if sv.ndim == 0 else "".join(sv.values.astype(str))
+        state = json.loads(str(text))
+    except (json.JSONDecodeError, ValueError, TypeError) as err:
+        raise ValueError(f"{path}: the model description '{STATE_VAR}' is not valid JSON ({err})") from None
+    version = state.get("format_version") if isinstance(state, dict) else None
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise ValueError(f"{path}: written in fdakpl file format {version!r}; this fdakpl reads format "
+                         f"<= {FORMAT_VERSION}: upgrade fdakpl")
+    if version < 2:
+        raise ValueError(f"{path}: written in fdakpl file format {version} (before scalar designs were stored as "
+                         "data, so its formula would have to be evaluated); refit and save the model again with "
+                         "this fdakpl")
+    if state.get("kind") != kind:
+        raise ValueError(f"{path}: the file says it holds {kind!r} but its description says {state.get('kind')!r}")
+    info = state.get("data", {})
+    data_vars = info.get("variables", {})
+    if not isinstance(data_vars, dict):
+        raise ValueError("the stored training variables are not a mapping (corrupted file)")
+    # sizes first: nothing is read before the total is known
+    wanted: dict[str, str] = {}  # file variable -> what it is
+    for name in sorted(_array_refs(state.get("root"), set()) | _array_refs(state.get("parsed"), set())
+                       | _array_refs(info, set())):
+        if name not in f.variables or not name.startswith(PREFIX):
+            raise ValueError(f"the model refers to the array {name!r}, which the file lacks (corrupted file)")
+        wanted[name] = "array"
+    for name, meta in data_vars.items():
+        stored = meta.get("stored_as", name)
+        if stored in wanted:
+            raise ValueError(f"two parts of the model are stored as the variable {stored!r} (corrupted file)")
+        if stored not in f.variables:
+            raise ValueError(f"the training variable {name!r} is missing from the file")
+        if list(f.variables[stored].shape) != list(meta.get("shape", [])):
+            raise ValueError(f"the training variable {name!r} has shape {f.variables[stored].shape} in the file "
+                             f"but {meta.get('shape')} in the model description (corrupted file)")
+        wanted[stored] = name
+    total = sum(int(f.variables[n].size) * max(f.variables[n].dtype.itemsize, 1) for n in wanted)
+    if total > max_bytes:
+        raise ValueError(f"the model's arrays take {total / 2 ** 20:.0f} MiB in memory, more than max_bytes="
+                         f"{max_bytes} ({max_bytes / 2 ** 20:.0f} MiB); if you trust this file, pass a larger "
+                         "max_bytes to load")
+    arrays: dict[str, np.ndarray] = {}
+    restored: dict[str, np.ndarray] = {}
+    for name, what in wanted.items():
+        var = f.variables[name]
+        if what == "array":
+            dtype = var.attrs.get("fdakpl_dtype")
+            if dtype is None:
+                raise ValueError(f"variable {name!r} has no 'fdakpl_dtype' attribute (corrupted file)")
+            arrays[name] = restore_dtype(var.values, str(dtype))
+        else:
+            restored[what] = restore_dtype(var.values, data_vars[what]["dtype"])
+    check = dict(arrays)
+    check.update({f"data:{k}": v for k, v in restored.items()})
+    state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
+    if f.attrs.get("fdakpl_checksum") != checksum(state_json, check):
+        raise ValueError(f"{path}: checksum mismatch: the file was modified or corrupted after it was saved")
+    reader = _Reader(path, arrays)
+    obj = reader.decode(state["root"])
+    want = {KIND_RESULTS: "fdakpl.FunctionalRegressionResults",
+            KIND_ESTIMATOR: "fdakpl.KPLRegressor"}
+    if class_name(obj) != want[kind]:
+        raise ValueError(f"the file holds a {class_name(obj)} where a {want[kind]} belongs (forged or corrupted file)")
+    data = _rebuild_data(info, restored, reader) if kind == KIND_RESULTS else None
+    parsed = reader.decode(state.get("parsed")) if kind == KIND_RESULTS else None
+    _finish(obj, reader, data, parsed)
+    return obj
+
+
+def _rebuild_data(info: dict[str, Any], restored: dict[str, np.ndarray], reader: _Reader) -> xr.Dataset:
+    meta = info.get("variables", {})
+    made = {k: xr.Variable(tuple(m["dims"]), restored[k], attrs=reader.decode(m["attrs"])) for k, m in meta.items()}
+    coords = {k: v for k, v in made.items() if meta[k]["coord"]}
+    data_vars = {k: v for k, v in made.items() if not meta[k]["coord"]}
+    return xr.Dataset(data_vars, coords=coords, attrs=reader.decode(info.get("attrs", {})))
+
+
+def _rebuild_parsed(formula: Any, parsed: dict[str, Any], data: xr.Dataset, reader: _Reader) -> Any:
+    """The parsed formula from its stored parts; the formula text is only checked against the grammar (the
+    stored design is what computes; nothing from the file is evaluated)."""
+    from ..design import ScalarDesign, check_factor
+    from ..formula import ParsedFormula, split_formula
+
+    variables = {str(v) for v in data.variables}
+    try:
+        lhs, rhs = split_formula(formula, data)
+        for term in rhs:
+            for expr, how in term:
+                if how == "python":
+                    check_factor(expr, variables)
+                elif expr not in variables:
+                    raise ValueError(f"unknown name {expr!r}")
+    except ValueError as err:
+        raise reader.fail(f"the stored formula {formula!r} is refused, nothing was evaluated: {err}") from None
+    response, fterms = parsed["response"], list(parsed["functional_terms"])
+    lookups = [t[0][0] for t in rhs if len(t) == 1 and t[0][1] == "lookup"]
+    if lhs != [[(response, "lookup")]] or any(t not in lookups for t in fterms) or response not in data:
+        raise reader.fail("the stored formula and its stored terms disagree (corrupted or forged file)")
+    scalar = None
+    if parsed["scalar"] is not None:
+        try:
+            scalar = ScalarDesign.from_dict(parsed["scalar"], variables)
+        except ValueError as err:
+            raise reader.fail(f"the stored scalar design is refused, nothing was evaluated: {err}") from None
+        exprs = {e for t in rhs for e, _ in t if not (len(t) == 1 and t[0][0] in fterms)}
+        if {f.expr for f in scalar.factors} != exprs:
+            raise reader.fail("the stored scalar design does not match the formula (corrupted or forged file)")
+    elif any(not (len(t) == 1 and t[0][0] in fterms) for t in rhs):
+        raise reader.fail("the stored scalar design does not match the formula (corrupted or forged file)")
+    grids = {str(t): np.asarray(g) for t, g in dict(parsed["input_grids"]).items()}
+    return ParsedFormula(formula, response, str(parsed["response_dim"]), fterms, scalar, grids)
+
+
+#: attributes whose class :func:`load` checks (a forged file could put anything there)
+_EXPECTED = {
+    "fdakpl.FunctionalRegressionResults": {"model": "fdakpl.FunctionalRegression",
+                                                   "estimator": "fdakpl.KPLRegressor"},
+}
+
+
+def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str, Any] | None) -> None:
+    """Recompute what was not stored, and check the pieces fit together."""
+    for name, inst in reader.post:
+        for attr, cls in _EXPECTED.get(name, {}).items():
+            if class_name(inst.__dict__.get(attr)) != cls:
+                raise reader.fail(f"the {attr} of a {name} is a {class_name(inst.__dict__.get(attr))}, not a {cls} "
+                                  "(forged or corrupted file)")
+        if name == "fdakpl.KPLRegressor":
+            X, W = inst.__dict__.get("X_fit_"), inst.__dict__.get("X_weights_")
+            inst.K_ = inst._kernel()(X, None, W) if X is not None and hasattr(inst, "coef_") else None
+            coef, dic = inst.__dict__.get("coef_"), inst.__dict__.get("dictionary_")
+            if coef is not None and dic is not None and getattr(inst, "approx_", None) is None:
+                n, d = coef.shape
+                if d != dic.n_atoms_ or inst.B_.shape != (d, d) or (inst.K_ is not None and inst.K_.shape != (n, n)):
+                    raise reader.fail(f"inconsistent model: alpha is {coef.shape}, the dictionary has "
+                                      f"{dic.n_atoms_} atoms, B is {inst.B_.shape}")
+        elif name == "fdakpl.FunctionalRegression":
+            if data is None or not isinstance(parsed, dict):
+                raise reader.fail("the model has no stored training data or terms (corrupted file)")
+            if not isinstance(inst.__dict__.get("formula"), str):
+                raise reader.fail("the stored formula is not a string (forged or corrupted file)")
+            inst.data = data
+            inst.parsed = _rebuild_parsed(inst.formula, parsed, data, reader)
+        elif name == "fdakpl.FunctionalRegressionResults":
+            inst._cache = {}
