@@ -34,7 +34,6 @@ __all__ = [
     "ridge_coef",
     "ridge_single",
     "ridge_sylvester",
-    "sym_sqrt",
 ]
 
 #: the single-lambda route factorises ``e_l K + n lam I`` once per distinct eigenvalue ``e_l`` of
