@@ -25,8 +25,8 @@ _STATES_MAX = 64
 #: attributes are what ``save()`` stores
 _DERIVED: OrderedDict[int, tuple[np.ndarray, OrderedDict[Any, Any]]] = OrderedDict()
 _DERIVED_MAX = 16
-#: atoms at at most this many locations are kept for reuse
-_EVAL_CACHE_POINTS = 4096
+#: atoms at given locations are kept for reuse up to this many values (2 MiB) per evaluation
+_EVAL_CACHE_VALUES = 2**18
 
 
 @functools.cache
@@ -144,7 +144,8 @@ class Dictionary(BaseEstimator):
         """
         self._require_fitted()
         theta = np.atleast_1d(np.asarray(theta, dtype=float))
-        reuse = not self.data_dependent and theta.ndim == 1 and theta.size <= _EVAL_CACHE_POINTS
+        reuse = (not self.data_dependent and theta.ndim == 1
+                 and theta.size * self.scales_.size <= _EVAL_CACHE_VALUES)
         if reuse:  # the atoms at the training grid serve the fit and every prediction
             cache = self._derived()
             key = ("evaluate", theta.tobytes())
