@@ -76,11 +76,12 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("max_n", type=int, nargs="?", default=10_000)
+    ap.add_argument("--min-n", type=int, default=0)
     ap.add_argument("--outputs", default="identity,decay", help="which B: identity, decay (1.5^-scale)")
     ap.add_argument("--max-eig-n", type=int, default=10_000,
                     help="above this n only the single-lambda route is timed (the eigendecomposition takes minutes)")
     args = ap.parse_args()
-    sizes = [n for n in (100, 250, 500, 1000, 2000, 5000, 10_000) if n <= args.max_n]
+    sizes = [n for n in (100, 250, 500, 1000, 2000, 5000, 10_000) if args.min_n <= n <= args.max_n]
     # rows of earlier runs are kept (the sweep can be run in pieces); a row is replaced by a new one
     old = json.loads(OUT.read_text()) if OUT.exists() else {}
     res: dict = {"machine_at_start": machine(), "lam": LAM, "n_locations": 100, "n_atoms": 21,
