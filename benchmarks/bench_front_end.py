@@ -8,7 +8,6 @@ Writes ``benchmarks/results/front_end.json``. Run: ``python benchmarks/bench_fro
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -16,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _results import write_results
 
 from fdakpl import FunctionalRegression, datasets
 
@@ -58,10 +58,7 @@ def main() -> None:
     res["cv_grid"] = {"n_train": 70, "folds": 5, "n_lambdas": 25, "n_b": 11, "n_dictionaries": 4,
                       "fits": 5 * 11 * 4, "seconds": elapsed, "target_s": 10,
                       "best": {k: repr(v) for k, v in r.cv_result["best_params"].items()}, "best_lambda": r.lam}
-    res["machine"]["loadavg_at_end"] = os.getloadavg()
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps(res, indent=2))
-    print(json.dumps(res, indent=2))
+    write_results(OUT, res)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ Measures
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -23,6 +22,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _results import write_results
+from threadpoolctl import threadpool_limits
 
 from fdakpl import BSpline, Gaussian, KPLRegressor, Wavelet, datasets
 from fdakpl.data.functional import Observations
@@ -141,16 +142,14 @@ def n2000(res: dict) -> None:
     res["n2000"] = out
 
 
+@threadpool_limits.wrap(limits=1)  # one BLAS thread: timings comparable on a shared machine
 def main() -> None:
     warnings.simplefilter("ignore")
     res: dict = {"machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(),
                              "numpy": np.__version__, "loadavg_at_start": os.getloadavg()}}
     dti(res)
     n2000(res)
-    res["machine"]["loadavg_at_end"] = os.getloadavg()
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps(res, indent=2))
-    print(json.dumps(res, indent=2))
+    write_results(OUT, res)
 
 
 if __name__ == "__main__":

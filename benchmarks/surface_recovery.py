@@ -31,6 +31,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from fdakpl import BSpline, FunctionalRegression, Linear, datasets
 from fdakpl.data.functional import quadrature_weights
@@ -143,6 +144,7 @@ def summarise(rows: list[dict], keys: list[str]) -> dict:
     return out
 
 
+@threadpool_limits.wrap(limits=1)  # one BLAS thread: timings comparable on a shared machine
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--part", default="all", choices=["recovery", "coverage", "all"])
@@ -152,7 +154,7 @@ def main() -> None:
     warnings.simplefilter("ignore")
     out = json.loads(OUT.read_text()) if OUT.exists() else {}
     out["machine"] = {"python": platform.python_version(), "cpu_count": os.cpu_count(), "numpy": np.__version__,
-                      "loadavg_at_start": os.getloadavg(), "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+                      "loadavg_at_start": os.getloadavg(), "blas_threads": 1}  # threadpool_limits(1) below
     out["design"] = {"m_in": M_IN, "m_out": M_OUT, "noise_relative_sd": 0.1, "fine_factor": 10,
                      "beta": "cos(2 pi s) sin(pi t) + (s - 1/2)(t + 1)",
                      "fdakpl": "input curves centred; dictionary BSpline(10) (cubic); "

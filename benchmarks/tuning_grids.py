@@ -12,8 +12,8 @@ lambda grid and the test error at every lambda are computed in closed form. Sele
 rules (criterion x sub-grid) are then evaluated offline on the same numbers: the
 test error of the (width, b, lambda) each rule picks, and the oracle (best in hindsight).
 
-Writes ``benchmarks/results/tuning_grids.json``. Run (a few minutes, one core):
-``OMP_NUM_THREADS=1 python benchmarks/tuning_grids.py``. Paired differences against the mgcv
+Writes ``benchmarks/results/tuning_grids.json``. Run (a few minutes, one core; the script pins BLAS to
+one thread): ``python benchmarks/tuning_grids.py``. Paired differences against the mgcv
 reference need its per-split errors from ``benchmarks/accuracy.py`` (``results/accuracy.json``,
 or the file named by ``FDAKPL_ACCURACY_JSON``). ``FDAKPL_TUNING_CACHE=<file>.npz`` stores (or
 reuses) the per-split criterion and error arrays.
@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from fdakpl import FunctionalRegression, datasets
 from fdakpl.data.preprocessing import prepare_inputs
@@ -102,6 +103,7 @@ def pick(crit: np.ndarray, err: np.ndarray, wi: np.ndarray, bi: np.ndarray, li: 
     return float(err[wi[i], bi[j], li[k]]), (float(WIDTHS[wi[i]]), float(BS[bi[j]]), float(LAMS[li[k]]))
 
 
+@threadpool_limits.wrap(limits=1)  # one BLAS thread: timings comparable on a shared machine
 def main() -> None:
     warnings.simplefilter("ignore")
     ds = datasets.dti_first_visits()

@@ -5,7 +5,8 @@ per split: the training mean curve, the previous default (pointwise GCV, median-
 B = I), lambda by leave-one-curve-out only, the new default, and the new default's candidate
 width grids ({2..16}, {1..16} x median). Paired against the previous default and the mean (the
 mgcv reference of these sets is in ``benchmarks/accuracy.py``). Writes
-``benchmarks/results/tuning_other_data.json``. Run: ``OMP_NUM_THREADS=1 python benchmarks/tuning_other_data.py``
+``benchmarks/results/tuning_other_data.json``. Run (BLAS pinned to one thread):
+``python benchmarks/tuning_other_data.py``
 (``--datasets aemet`` for a subset, ``--splits N`` for the first N splits; the other data sets of an
 existing JSON are kept). For emotion (several curves per subject) it also runs ``groups="subject"``.
 """
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
 from accuracy import fit_fdakpl, fit_mean
@@ -35,6 +37,7 @@ MODELS = {
 }
 
 
+@threadpool_limits.wrap(limits=1)  # one BLAS thread: timings comparable on a shared machine
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--datasets", default="aemet,emotion,poblenou")

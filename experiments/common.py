@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent / "results"  # small summaries, kept in the repository
+OUTPUT = Path(__file__).resolve().parent / "output"  # raw per-run records and figures, git-ignored
 
 
 def curve_errors(observed: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
@@ -105,11 +106,21 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
-def write_json(name: str, payload: dict[str, Any], results: Path = RESULTS) -> Path:
-    """Write ``results/<name>.json`` (NaN become null) and return its path."""
+def write_json(name: str, payload: dict[str, Any], results: Path = RESULTS, output: Path = OUTPUT) -> Path:
+    """Write the whole record to ``output/<name>.json`` and its summary to ``results/<name>.json``.
+
+    The summary is the record without its per-run rows (``"runs"``): a few kB that the repository
+    keeps and :mod:`experiments.report` tabulates. The raw record (hundreds of kB) and the figures go
+    to the git-ignored ``output/``; rerun the experiment to regenerate them. NaN become null. Returns
+    the raw record's path (figures are written next to it).
+    """
+    output.mkdir(parents=True, exist_ok=True)
     results.mkdir(parents=True, exist_ok=True)
-    path = results / f"{name}.json"
+    path = output / f"{name}.json"
     path.write_text(json.dumps(_jsonable(payload), indent=1) + "\n")
+    summary = {k: v for k, v in payload.items() if k != "runs"}
+    summary["raw_output"] = f"experiments/output/{name}.json (not in the repository: rerun {payload.get('command')})"
+    (results / f"{name}.json").write_text(json.dumps(_jsonable(summary), indent=1) + "\n")
     return path
 
 

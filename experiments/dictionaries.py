@@ -20,7 +20,8 @@ Usage::
     nice -n 10 python -m experiments.dictionaries --quick
     nice -n 10 python -m experiments.dictionaries --full
 
-Results: ``experiments/results/dictionaries[_quick].json`` and ``.png``.
+Results: summary in ``experiments/results/dictionaries[_quick].json``; raw records and
+``.png`` in ``experiments/output/``.
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ Usage::
     nice -n 10 python -m experiments.dti_table1 --quick     # 3 splits, reduced grids
     nice -n 10 python -m experiments.dti_table1 --full      # the paper's protocol
 
-Results: ``experiments/results/dti_table1[_quick].json`` and ``.png``.
+Results: summary in ``experiments/results/dti_table1[_quick].json``; raw records and
+``.png`` in ``experiments/output/``.
 """
 
 from __future__ import annotations
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--grids", choices=["full", "extended", "kernel_cv", "quick", "tiny"], default=None)
-    parser.add_argument("--name", default=None, help="output name in experiments/results (no extension)")
+    parser.add_argument("--name", default=None, help="output name (no extension)")
     args = parser.parse_args(argv)
     kind = args.grids or ("full" if args.full else "quick")
     n_splits = args.splits or (20 if args.full else 3)

@@ -1,6 +1,7 @@
 """Markdown tables of the experiments' JSON results (what README's "Reproducing the paper" shows).
 
-Usage: ``python -m experiments.report`` (reads ``experiments/results/*.json``).
+Usage: ``python -m experiments.report > experiments/results/README.md`` (reads the summaries
+``experiments/results/*.json``).
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ Usage::
     nice -n 10 python -m experiments.toy_robustness --quick
     nice -n 10 python -m experiments.toy_robustness --full
 
-Results: ``experiments/results/toy_robustness[_quick].json`` and ``.png``.
+Results: summary in ``experiments/results/toy_robustness[_quick].json``; raw records and
+``.png`` in ``experiments/output/``.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Produc
 from fdakpl.data import functional
 from fdakpl.estimators.kpl import check_exact_memory
 
+from .conftest import make_problem
+
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad_inputs.md"
 N, M, P = 12, 20, 15
 
@@ -504,7 +506,7 @@ def _():
 @_c("r-grids-typo", "R bridge: grids= naming no matrix column (a typo)", ValueError,
     r"grids= names \['yy'\], which are not matrix columns; the matrix columns are \['y'\]")
 def _():
-    from fdakpl.io.r import dataset_from_columns
+    from fdakpl.io.rbridge import dataset_from_columns
 
     cols = {"y": np.ones((3, 4)), "g": np.array([1.0, 2.0, 1.0])}
     return (lambda: dataset_from_columns(cols, grids={"yy": [0, 1, 2, 3]})), [cols["y"], cols["g"]]
@@ -513,7 +515,7 @@ def _():
 @_c("r-levels-typo", "R bridge: factor_levels= naming no vector column", ValueError,
     r"factor_levels= names \['gg'\], which are not vector columns")
 def _():
-    from fdakpl.io.r import dataset_from_columns
+    from fdakpl.io.rbridge import dataset_from_columns
 
     cols = {"y": np.ones((3, 4)), "g": np.array([1.0, 2.0, 1.0])}
     return (lambda: dataset_from_columns(cols, factor_levels={"gg": ["a", "b"]})), [cols["y"], cols["g"]]
@@ -522,7 +524,7 @@ def _():
 @_c("r-one-column", "R bridge: a one-column matrix as a curve", ValueError,
     r"column 'y' is a matrix with 1 column; a curve needs at least 2 locations")
 def _():
-    from fdakpl.io.r import dataset_from_columns
+    from fdakpl.io.rbridge import dataset_from_columns
 
     y = np.ones((3, 1))
     return (lambda: dataset_from_columns({"y": y})), [y]
@@ -751,9 +753,30 @@ def test_exact_solver_refuses_before_allocating(monkeypatch):
         check_exact_memory(10, limit="lots")
 
 
-def test_memory_estimate_is_of_the_measured_order():
-    # about 7 n^2 doubles; the measured peak of a fit at n = 3000 is 6.2 n^2 doubles (see check_exact_memory)
-    assert check_exact_memory(3000, limit=np.inf) == pytest.approx(7 * 3000**2 * 8, rel=1e-3)
+def test_memory_estimate_bounds_the_measured_peak():
+    """The estimate check_exact_memory refuses by is an upper bound on what a fit really allocates.
+
+    tracemalloc sees numpy's arrays (the kernel matrix, eigenvectors, products); at n = 500 they are
+    n^2-sized, so the estimate must bound the peak and not overstate it more than threefold (measured: peak
+    3.3 n^2 doubles, estimate 7 n^2 + 4 N doubles, ratio 2.2). It does not see the workspace LAPACK
+    allocates inside numpy.linalg, which the estimate also covers: benchmarks/bench_closed_form.py measures
+    the resident high-water mark of a fit in a fresh process (n = 1500: 6.5 n^2 doubles of RSS increase).
+    """
+    def peak_of_fit(n):
+        X, Y, grid = make_problem(np.random.default_rng(0), n=n, m=20)
+        tracemalloc.start()
+        try:
+            KPLRegressor(dictionary=Fourier(3), lam=1e-3).fit(X, Y, locations=grid)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    peak_of_fit(20)  # warm-up: imports and caches are not the fit's memory
+    n = 500
+    peak = peak_of_fit(n)
+    estimate = check_exact_memory(n, n * 20, limit=np.inf)
+    assert peak > n * n * 8  # the measurement sees the n x n matrices at all
+    assert peak <= estimate <= 3 * peak, (peak / (8 * n * n), estimate / peak)
 
 
 def test_long_and_dense_forms_reject_inconsistent_long_data():

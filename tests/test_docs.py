@@ -6,9 +6,9 @@
   ``CHANGELOG.md`` say; the license and the data notice are there.
 * The vignette extension of ``docs/conf.py`` lists whatever ``vignettes/*.py`` exist.
 * Every ```` ```python ```` block of ``README.md`` runs too (one namespace, in order).
-* ``-m docs``: the Sphinx build itself, with warnings as errors, as CI runs it
-  (``sphinx-build -W --keep-going -b html docs docs/_build/html``): API pages for every public
-  module, executed vignettes and guide pages without errors; and the formulas of the built pages
+* ``-m docs`` (deselected by plain ``pytest``; ``tools/test-all`` selects it): the Sphinx build itself,
+  with warnings as errors, as CI runs it (``sphinx-build -W --keep-going -b html docs <tmp>/html``): API
+  pages for every public module, executed vignettes and guide pages without errors; and the formulas of the built pages
   render in headless Chromium from the site's own copy of MathJax, with no network.
 * MathJax served from the site (``docs/_ext/fdakpl_mathjax.py``): a one-page site renders its
   formulas in headless Chromium. Without Chromium these checks skip locally, and fail in CI.
@@ -228,9 +228,13 @@ def public_modules() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def built_site() -> Path:
-    """The Sphinx build, as CI runs it (once per test session)."""
-    out = DOCS / "_build" / "html"
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Sphinx build, as CI runs it (once per test module), into a temporary directory, not the tree.
+
+    (autosummary and the vignette extension still write their generated sources under ``docs/api/generated``
+    and ``docs/vignettes/``, which git ignores.)
+    """
+    out = tmp_path_factory.mktemp("sphinx") / "html"
     env = {**os.environ, "FDAKPL_PROGRESS": "0"}
     proc = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(DOCS), str(out)],

@@ -1,4 +1,4 @@
-"""fdakpl.io.r (rpy2 converters, reticulate entry points) and the R loaders of the datasets."""
+"""fdakpl.io.r (rpy2 converters), fdakpl.io.rbridge (reticulate entry points) and the R loaders of the datasets."""
 
 import shutil
 import subprocess
@@ -13,7 +13,7 @@ ro = pytest.importorskip("rpy2.robjects", reason="rpy2 is not importable (pip in
 
 from fdakpl import datasets  # noqa: E402
 from fdakpl.datasets._dti import bundled_path  # noqa: E402
-from fdakpl.io import r  # noqa: E402
+from fdakpl.io import r, rbridge  # noqa: E402
 
 R_DTI = f'local({{e <- new.env(); load("{bundled_path()}", envir = e); e$DTI}})'
 
@@ -197,6 +197,48 @@ def test_converter_errors():
         r.xarray_to_r(fac)
 
 
+# issue 19.1 / 19.12: what cannot be represented is refused with the column named; the rest round-trips
+@pytest.mark.parametrize(("code", "message"), [
+    ("data.frame(x = 1:2, x = 3:4, check.names = FALSE)", "2 columns are named 'x'"),
+    ("local({d <- data.frame(x_loc = 1:2); d$x <- matrix(1:4, 2); d})",
+     "column 'x_loc' has the name of a coordinate made for the matrix column 'x'"),
+    ("local({d <- data.frame(a = 1:2); d$x <- matrix(1:4, 2, dimnames = list(c('a', NA), NULL)); d})",
+     "matrix column 'x' has NA row names"),
+    ("data.frame(sample = 1:2)", "a column is named 'sample'"),
+    ("local({d <- data.frame(a = 1:2); names(d) <- ''; d})", "column 1 has an empty name"),
+    ("local({d <- data.frame(a = 1:2); d$x <- array(1:8, c(2, 2, 2)); d})", "column 'x' is an array with 3 dims"),
+    ("local({d <- data.frame(a = 1:2); attr(d$a, 'foo') <- 'bar'; d})", "column 'a' has the R attribute 'foo'"),
+])
+def test_converter_refuses_what_it_cannot_represent(code, message):
+    with pytest.raises(ValueError, match=message):
+        r.r_to_xarray(code)
+
+
+@pytest.mark.parametrize("code", [
+    "data.frame(t = as.POSIXct(c('2020-01-01 10:00', '2020-06-01 11:00'), tz = 'America/New_York'),"
+    "           d = as.difftime(c(1, 2.5), units = 'mins'))",
+    "data.frame(a = numeric(0), f = factor(character(0), levels = 'u'), s = character(0))",
+    "local({d <- data.frame(a = 1:2); d$x <- matrix(0, 2, 0); d})",
+    "local({d <- data.frame(a = 1:2); d$x <- matrix(1:4, 2, dimnames = list(c('u', 'u'), NULL)); d})",
+])
+def test_converter_round_trips_zones_units_and_empty_shapes(code):
+    df = r_eval(code)
+    ds = r.r_to_xarray(df)
+    assert r_identical(r.xarray_to_r(ds), df)
+
+
+def test_time_zone_and_units_are_kept_as_attributes():
+    ds = r.r_to_xarray("data.frame(t = as.POSIXct('2020-01-01 10:00', tz = 'Asia/Tokyo'),"
+                       " d = as.difftime(90, units = 'secs'))")
+    assert ds.t.attrs["r_tzone"] == "Asia/Tokyo" and ds.t.attrs["r_class"] == ["POSIXct", "POSIXt"]
+    assert ds.t.values[0] == 1577840400.0  # 01:00 UTC
+    assert ds.d.attrs["r_units"] == "secs" and ds.d.values[0] == 90.0
+    # duplicated curve labels fall back to the (unique) row names: no sample is lost
+    dup = r.r_to_xarray("local({d <- data.frame(a = 1:2); "
+                        "d$x <- matrix(1:4, 2, dimnames = list(c('u', 'u'), NULL)); d})")
+    assert list(dup.sample.values) == ["1", "2"] and list(dup.x_rowname.values) == ["u", "u"]
+
+
 def test_missing_rpy2_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "rpy2.robjects", None)
     with pytest.raises(ImportError, match=r'pip install "fdakpl\[r\]"'):
@@ -215,7 +257,8 @@ def test_dataset_from_columns_rebuilds_dti():
     ref = datasets.load_dti(source="rdata")
     columns = {"cca": ref.cca.values, "rcst": ref.rcst.values, "sex": np.where(ref.sex.values == "male", 1.0, 2.0),
                "pasat": ref.pasat.values}
-    ds = dataset_from = r.dataset_from_columns(columns, ref.sample.values, factor_levels={"sex": ["male", "female"]})
+    ds = dataset_from = rbridge.dataset_from_columns(columns, ref.sample.values,
+                                                     factor_levels={"sex": ["male", "female"]})
     xr.testing.assert_equal(ds.rcst.drop_vars("rcst_loc"), ref.rcst.drop_vars("rcst_loc"))
     np.testing.assert_array_equal(dataset_from.rcst_loc.values, ref.rcst_loc.values)
     np.testing.assert_array_equal(ds.sex.values, ref.sex.values)
@@ -224,13 +267,13 @@ def test_dataset_from_columns_rebuilds_dti():
 
 def test_dataset_from_columns_errors():
     with pytest.raises(ValueError, match="different numbers of rows"):
-        r.dataset_from_columns({"a": np.zeros((3, 2)), "b": np.zeros(4)})
+        rbridge.dataset_from_columns({"a": np.zeros((3, 2)), "b": np.zeros(4)})
     with pytest.raises(ValueError, match=r"codes outside 1\.\.2"):
-        r.dataset_from_columns({"f": [1.0, 3.0]}, factor_levels={"f": ["x", "y"]})
+        rbridge.dataset_from_columns({"f": [1.0, 3.0]}, factor_levels={"f": ["x", "y"]})
     with pytest.raises(ValueError, match="3 sample labels for 2 rows"):
-        r.dataset_from_columns({"a": [1.0, 2.0]}, sample_labels=["a", "b", "c"])
+        rbridge.dataset_from_columns({"a": [1.0, 2.0]}, sample_labels=["a", "b", "c"])
     with pytest.raises(TypeError, match="column 'a' has dtype"):
-        r.dataset_from_columns({"a": np.array(["x", "y"])})
+        rbridge.dataset_from_columns({"a": np.array(["x", "y"])})
 
 
 # --------------------------------------------------------------------------- loaders
@@ -299,14 +342,15 @@ def test_fit_from_r_matches_functional_regression():
     kwargs = {"lam": 1e-3, "interpolate_inputs": True, "progress": False}
     ref = FunctionalRegression("rcst ~ cca + C(sex)", data=train, **kwargs).fit()
     sex_codes = np.where(train.sex.values == "male", 1.0, 2.0)
-    res = r.fit_from_r("rcst ~ cca + C(sex)", {"cca": train.cca.values, "rcst": train.rcst.values, "sex": sex_codes},
-                       train.sample.values, factor_levels={"sex": ["male", "female"]}, **kwargs)
-    out = r.results_for_r(res)
+    cols = {"cca": train.cca.values, "rcst": train.rcst.values, "sex": sex_codes}
+    res = rbridge.fit_from_r("rcst ~ cca + C(sex)", cols, train.sample.values,
+                             factor_levels={"sex": ["male", "female"]}, **kwargs)
+    out = rbridge.results_for_r(res)
     np.testing.assert_allclose(out["fitted"], ref.fitted.values, rtol=0, atol=1e-10)
     np.testing.assert_array_equal(np.isnan(out["residuals"]), np.isnan(train.rcst.values))
     assert out["samples"] == list(train.sample.values)
     new = {"cca": test.cca.values, "sex": np.where(test.sex.values == "male", 1.0, 2.0)}
-    pred = r.predict_from_r(res, new, test.sample.values, factor_levels={"sex": ["male", "female"]})
+    pred = rbridge.predict_from_r(res, new, test.sample.values, factor_levels={"sex": ["male", "female"]})
     np.testing.assert_allclose(pred["values"], ref.predict(newdata=test).values, rtol=0, atol=1e-10)
     assert pred["samples"] == list(test.sample.values)
 
@@ -322,3 +366,66 @@ def test_r_data_frame_through_rpy2_fits_as_the_python_dataset():
     b = FunctionalRegression("rcst ~ cca", data=ref_ds, **kwargs).fit()
     np.testing.assert_allclose(a.fitted.values, b.fitted.values, rtol=0, atol=1e-10)
     np.testing.assert_array_equal(a.fitted.sample.values, b.fitted.sample.values)
+
+
+# --------------------------------------------------------------------------- rbridge: warnings, workers, bands
+
+
+def test_warning_recorder_keeps_each_distinct_warning_once():
+    import warnings
+
+    from fdakpl.io.rbridge import WarningRecorder
+
+    rec = WarningRecorder()
+    rec.start()
+    for _ in range(3):
+        warnings.warn("same cause", UserWarning, stacklevel=1)
+    warnings.warn("other", RuntimeWarning, stacklevel=1)
+    assert rec.stop() == [["UserWarning", "same cause"], ["RuntimeWarning", "other"]]
+    with warnings.catch_warnings(record=True) as after:  # recording has stopped: warnings flow again
+        warnings.simplefilter("always")
+        warnings.warn("free", UserWarning, stacklevel=1)
+    assert len(after) == 1
+
+
+def test_cv_fit_through_the_bridge_leaves_no_worker_process():
+    psutil = pytest.importorskip("psutil")
+    from fdakpl.io.rbridge import fit_from_r
+
+    ds = datasets.dti_first_visits().isel(sample=slice(0, 40))
+    before = {c.pid for c in psutil.Process().children(recursive=True)}
+    res = fit_from_r("rcst ~ cca", {"cca": ds.cca.values, "rcst": ds.rcst.values}, ds.sample.values,
+                     lam="cv", cv=3, n_jobs=2, interpolate_inputs=True, progress=False)
+    assert res.lam > 0
+    children = [c for c in psutil.Process().children(recursive=True)
+                if c.pid not in before and "resource_tracker" not in " ".join(c.cmdline())]
+    assert [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE] == []
+    assert res.model.n_jobs == 2 and res.lam > 0  # the workers were used
+
+
+def test_predict_from_r_bands_are_the_conformal_bands():
+    from fdakpl.io.rbridge import fit_from_r, predict_from_r
+
+    ds = datasets.dti_first_visits()
+    cols = {"cca": ds.cca.values[:70], "rcst": ds.rcst.values[:70]}
+    res = fit_from_r("rcst ~ cca", cols, ds.sample.values[:70], lam=1e-3, interpolate_inputs=True, progress=False)
+    new = {"cca": ds.cca.values[70:]}
+    out = predict_from_r(res, new, ds.sample.values[70:], level=0.8)
+    lo, hi, pred = res.prediction_bands(rbridge.dataset_from_columns(new, ds.sample.values[70:]), alpha=0.2)
+    np.testing.assert_array_equal(out["lower"], lo.values)
+    np.testing.assert_array_equal(out["upper"], hi.values)
+    np.testing.assert_array_equal(out["values"], pred.values)
+    with pytest.raises(ValueError, match="drop `at`"):
+        predict_from_r(res, new, level=0.8, at=[0.5])
+
+
+def test_r_na_bits_become_a_quiet_nan():
+    """R's NA_real_ is a NaN with payload 1954 and the quiet bit unset: NumPy warns on arithmetic with it."""
+    import warnings
+
+    r_na = np.array([0x7FF00000000007A2], dtype=np.uint64).view(np.float64)[0]
+    ds = rbridge.dataset_from_columns({"y": np.array([[1.0, r_na], [2.0, 3.0]])})
+    assert np.isnan(ds.y.values[0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _ = ds.y.values - 1.0  # no "invalid value encountered in subtract"

@@ -158,18 +158,37 @@ def test_summary_and_html(dti):
 # ----------------------------------------------------------------------------- beyond the paper
 @pytest.mark.parametrize("kind", ["pointwise", "simultaneous"])
 def test_conformal_coverage_by_simulation(kind):
-    """Nominal 80% bands cover fresh curves at the nominal rate (tolerance 0.06 over 60 replications)."""
-    alpha, covered = 0.2, []
-    for rep in range(60):
-        r = np.random.default_rng(1000 + rep)
-        ds = _toy(r, n=70, m=20, noise=0.3)
-        new = _toy(r, n=40, m=20, noise=0.3)
-        res = FunctionalRegression("y ~ x", ds, dictionary="fourier", kernel=Gaussian(0.5), lam=1e-3,
-                                   b_grid=None, progress=False).fit()  # hyper-parameters fixed before the split
-        lo, hi, _ = res.prediction_bands(new, alpha=alpha, kind=kind, calibration=0.5, random_state=rep)
-        inside = (new.y.values >= lo.values) & (new.y.values <= hi.values)
-        covered.append(inside.mean() if kind == "pointwise" else inside.all(axis=1).mean())
-    assert np.mean(covered) == pytest.approx(1 - alpha, abs=0.06)
+    """Nominal 80% bands cover fresh curves at least at the split-conformal guarantee, less sampling error.
+
+    One-sided: over-coverage is allowed (the guarantee is a lower bound), under-coverage is not. With
+    n_cal calibration curves the guarantee is p = k / (n_cal + 1), k = ceil((n_cal + 1)(1 - alpha)). A
+    replication's coverage varies by at most Var Beta(k, n_cal + 1 - k) (the calibration draw) plus
+    p(1 - p) / n_test (the test curves; the pointwise average over locations varies no more than one
+    location), so the mean of R replications has standard error sqrt(p(1 - p) / R_eff) with
+    R_eff = R / (Var Beta / (p(1 - p)) + 1 / n_test). z = 3: a correct method fails 0.13% of the time.
+    Measured (60 replications): pointwise 0.809, simultaneous 0.808 (0.753 when the scale of the
+    simultaneous band was fitted to the calibration residuals, which this bound of 0.771 rejects).
+    """
+    alpha, n, n_test, reps, covered = 0.2, 70, 40, 60, []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # 21 Fourier atoms for 20 locations, said on every fit
+        for rep in range(reps):
+            r = np.random.default_rng(1000 + rep)
+            ds = _toy(r, n=n, m=20, noise=0.3)
+            new = _toy(r, n=n_test, m=20, noise=0.3)
+            res = FunctionalRegression("y ~ x", ds, dictionary="fourier", kernel=Gaussian(0.5), lam=1e-3,
+                                       b_grid=None, progress=False).fit()  # hyper-parameters fixed before the split
+            lo, hi, _ = res.prediction_bands(new, alpha=alpha, kind=kind, calibration=0.5, random_state=rep)
+            inside = (new.y.values >= lo.values) & (new.y.values <= hi.values)
+            covered.append(inside.mean() if kind == "pointwise" else inside.all(axis=1).mean())
+    n_cal = round(0.5 * n)
+    k = int(np.ceil((n_cal + 1) * (1 - alpha)))
+    p = k / (n_cal + 1)
+    var_beta = k * (n_cal + 1 - k) / ((n_cal + 1) ** 2 * (n_cal + 2))
+    r_eff = reps / (var_beta / (p * (1 - p)) + 1 / n_test)
+    bound = p - 3 * np.sqrt(p * (1 - p) / r_eff)
+    assert 0.76 < bound < 0.78  # the tolerance this design affords: 0.75 for a 0.8 target fails
+    assert np.mean(covered) >= bound, (np.mean(covered), bound)
 
 
 def test_permutation_test_detects_association_and_not_noise(rng):

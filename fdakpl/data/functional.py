@@ -34,6 +34,7 @@ __all__ = [
     "from_long",
     "interpolate_missing",
     "location_dim",
+    "masked_to_nan",
     "quadrature_weights",
     "sample_index",
     "to_long",
@@ -220,6 +221,22 @@ def quadrature_weights(grid: np.ndarray, domain: tuple[float, float] | None = No
     mid = 0.5 * (grid[1:] + grid[:-1])
     edges = np.concatenate([[lo], mid, [hi]])
     return np.diff(edges)
+
+
+def masked_to_nan(values: Any) -> Any:
+    """A numpy masked array → float array with NaN at the masked entries; anything else unchanged.
+
+    ``np.asarray`` drops the mask of a masked array (netCDF4 returns them), which would let the
+    hidden values into the fit; NaN is how fdakpl marks a value as missing.
+
+    Examples
+    --------
+    >>> masked_to_nan(np.ma.masked_array([1.0, 99.0], mask=[False, True]))
+    array([ 1., nan])
+    """
+    if isinstance(values, np.ma.MaskedArray):
+        return np.ma.filled(np.ma.asarray(values, dtype=float), np.nan)
+    return values
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from .functional import (
     check_locations,
     interpolate_missing,
     location_dim,
+    masked_to_nan,
     observations_from_long,
     quadrature_weights,
     sample_index,
@@ -38,8 +39,8 @@ from .functional import (
 from .labels import feature_names, label_keys
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
-           "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs", "prepare_response",
-           "response_scale"]
+           "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs",
+           "prepare_response", "response_scale"]
 
 
 @dataclass
@@ -78,6 +79,7 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
         w = quadrature_weights(grid)
         return values, w, InputSpec("curve", grid.size, grid=grid, location_dim=loc)
     labels = _labels_of(X)
+    X = masked_to_nan(X)
     if isinstance(X, xr.DataArray):
         if SAMPLE not in X.dims or X.ndim > 2:
             raise ValueError(f"{name!r} has dims {X.dims}; inputs are scalars (sample), vectors (sample, feature) "
@@ -255,7 +257,7 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
                             (float(dom[0]), float(dom[1])))
     else:
         try:
-            arr = np.asarray(Y, dtype=float)
+            arr = np.asarray(masked_to_nan(Y), dtype=float)
         except (TypeError, ValueError):
             raise TypeError(f"{name} must be numeric, got {type(Y).__name__}") from None
         kind = "vector" if arr.ndim == 1 else "array"

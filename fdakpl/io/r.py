@@ -1,17 +1,12 @@
-"""R interoperability: R data.frames ⇄ xarray, and the entry points of the R package.
+"""R data.frames ⇄ xarray through rpy2 (Python drives R).
 
-Two bridges meet here.
-
-* **rpy2** (Python drives R): :func:`r_to_xarray` turns an R ``data.frame`` whose
-  columns are numeric vectors, factors, logicals, characters and matrix columns
-  (plain matrices as in refund's ``DTI``, or ``I()``/AsIs matrices as refund's
-  simulators make them) into an :class:`xarray.Dataset`; :func:`xarray_to_r`
-  goes back. Neither rpy2's pandas converter nor reticulate converts a
-  data.frame with a matrix column, so both convert column by column.
-* **reticulate** (R drives Python, the R package in ``r-bridge/``):
-  :func:`dataset_from_columns`, :func:`fit_from_r`, :func:`results_for_r` and
-  :func:`predict_from_r` take and return only plain arrays, lists and
-  strings, so that the R side never handles an xarray object.
+:func:`r_to_xarray` turns an R ``data.frame`` whose columns are numeric vectors,
+factors, logicals, characters and matrix columns (plain as in refund's ``DTI``,
+or ``I()``/AsIs as refund's simulators make them) into an :class:`xarray.Dataset`;
+:func:`xarray_to_r` goes back. Neither rpy2's pandas converter nor reticulate
+converts a data.frame with a matrix column, so both convert column by column.
+The R package's own entry points (reticulate, R drives Python) are in
+:mod:`fdakpl.io.rbridge`.
 
 Conventions of the conversion (R → xarray)
 ------------------------------------------
@@ -32,18 +27,21 @@ Conventions of the conversion (R → xarray)
   columns with ``NA`` become ``object`` arrays holding ``NaN``.
 * Factors become their labels with ``attrs["levels"]`` (and
   ``attrs["r_class"]``, e.g. ``["ordered", "factor"]``); other classes
-  (``AsIs``, ``Date``) are kept in ``attrs["r_class"]``; other R attributes
-  are dropped.
+  (``AsIs``, ``Date``, ``POSIXct``, ``difftime``) are kept in
+  ``attrs["r_class"]``, and the one-string attributes ``tzone`` (POSIXct)
+  and ``units`` (difftime) in ``attrs["r_tzone"]`` and ``attrs["r_units"]``.
+* What cannot be represented is refused, naming the column: any other R
+  attribute, duplicated or empty column names, a column named ``sample`` or
+  like a coordinate made for a matrix column (``x_loc`` next to ``x``), NA
+  row names, arrays of three or more dims.
 
 rpy2 (``pip install "fdakpl[r]"``, which needs R) is imported only when a
 function that needs it is called.
 
 Examples
 --------
->>> ds = dataset_from_columns({"y": np.arange(6.0).reshape(2, 3), "g": np.array([2.0, 1.0])},
-...                           sample_labels=["a", "b"], factor_levels={"g": ["lo", "hi"]})
->>> ds["y"].dims, ds["g"].values.tolist(), ds["g"].attrs["levels"]
-(('sample', 'y_loc'), ['hi', 'lo'], ['lo', 'hi'])
+>>> location_grid("y", 3, "unit").tolist()
+[0.0, 0.5, 1.0]
 """
 
 from __future__ import annotations
@@ -59,13 +57,10 @@ import xarray as xr
 from ..data.functional import SAMPLE
 
 __all__ = [
-    "dataset_from_columns",
-    "fit_from_r",
     "inside_r",
-    "predict_from_r",
+    "location_grid",
     "r_columns",
     "r_to_xarray",
-    "results_for_r",
     "rpy2_available",
     "xarray_to_r",
 ]
@@ -172,15 +167,65 @@ def _classes(x: Any) -> list[str]:
 def _numbers(x: Any, name: str) -> tuple[np.ndarray, str]:
     """Values of a numeric/logical vector or matrix as float or int32, with its R type."""
     rtype = str(_rfun("typeof")(x)[0])
-    if rtype == "double":
-        return np.array(x.memoryview(), dtype=np.float64), rtype
-    if rtype in {"integer", "logical"}:
-        raw = np.array(x.memoryview(), dtype=np.int32)
-        return raw, rtype
-    raise TypeError(
-        f"column {name!r} has R type {rtype!r}; only numeric, integer, logical, character and factor columns "
-        f"(and numeric matrix columns) convert; convert it in R first, e.g. as.numeric(df${name})"
-    )
+    if rtype not in {"double", "integer", "logical"}:
+        raise TypeError(
+            f"column {name!r} has R type {rtype!r}; only numeric, integer, logical, character and factor columns "
+            f"(and numeric matrix columns) convert; convert it in R first, e.g. as.numeric(df${name})"
+        )
+    dtype = np.float64 if rtype == "double" else np.int32
+    if int(_rfun("length")(x)[0]) == 0:  # memoryview() cannot cast an empty vector
+        return np.empty(0, dtype=dtype), rtype
+    return np.array(x.memoryview(), dtype=dtype), rtype
+
+
+# attributes a column may carry: the ones the conversion represents, and the one-string attributes it keeps
+_HANDLED_ATTRIBUTES = {"class", "levels", "dim", "dimnames"}
+_KEPT_ATTRIBUTES = ("tzone", "units")
+
+
+def _kept_attributes(x: Any, name: str) -> dict[str, str]:
+    """``tzone``/``units`` of a column (kept); any other attribute cannot be represented and is refused."""
+    attrs = _rfun("attributes")(x)
+    if attrs is _robjects().NULL or isinstance(attrs, type(_robjects().NULL)):
+        return {}
+    kept: dict[str, str] = {}
+    names = [str(v) for v in attrs.names]
+    for key, value in zip(names, attrs, strict=True):
+        if key in _HANDLED_ATTRIBUTES:
+            continue
+        strings = _maybe_strings(value) if str(_rfun("typeof")(value)[0]) == "character" else None
+        if key in _KEPT_ATTRIBUTES and strings is not None and len(strings) == 1:
+            kept[key] = strings[0]
+            continue
+        raise ValueError(
+            f"column {name!r} has the R attribute {key!r}, which does not convert; remove it in R first, "
+            f"e.g. attr(df${name}, {key!r}) <- NULL"
+        )
+    return kept
+
+
+def _check_names(names: list[str]) -> None:
+    """Refuse names that would collide in the Dataset."""
+    for i, name in enumerate(names):
+        if not name:
+            raise ValueError(f"column {i + 1} has an empty name; give every column a name in R")
+        if names.count(name) > 1:
+            raise ValueError(f"{names.count(name)} columns are named {name!r}; make the names unique in R, "
+                             "e.g. names(df) <- make.unique(names(df))")
+    if SAMPLE in names:
+        raise ValueError(f"a column is named {SAMPLE!r}, the name of the sample dim; rename it in R")
+    if "r_row_name" in names:
+        raise ValueError("a column is named 'r_row_name', the coordinate that keeps the row names; rename it in R")
+
+
+def _check_matrix_names(names: list[str], matrices: list[str]) -> None:
+    for m in matrices:
+        for suffix in ("_loc", "_colname", "_rowname"):
+            if m + suffix in names:
+                raise ValueError(
+                    f"column {m + suffix!r} has the name of a coordinate made for the matrix column {m!r}; "
+                    "rename it in R"
+                )
 
 
 # --------------------------------------------------------------------------- R -> Python
@@ -222,7 +267,8 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
             df = ro.r(df)
         if "data.frame" not in _classes(df):
             raise TypeError(f"expected an R data.frame, got an R object of class {_classes(df) or 'unknown'}")
-        names = [str(v) for v in _rfun("names")(df)]
+        names = [str(v) for v in _rfun("names")(df)] if int(_rfun("length")(df)[0]) else []
+        _check_names(names)
         n = int(_rfun("nrow")(df)[0])
         columns: dict[str, Any] = {}
         info: dict[str, dict[str, Any]] = {}
@@ -230,12 +276,20 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
         for i, name in enumerate(names):
             x = df[i]
             cls = _classes(x)
-            na = np.array(_rfun("is.na")(x).memoryview(), dtype=np.int32).astype(bool)
-            meta: dict[str, Any] = {"r_class": [c for c in cls if c not in {"matrix", "array"}]}
+            dim = _rfun("dim")(x)
+            if dim is not ro.NULL and int(_rfun("length")(dim)[0]) != 2:
+                raise ValueError(f"column {name!r} is an array with {int(_rfun('length')(dim)[0])} dims; "
+                                 "only vectors and matrices (one curve per row) convert")
+            na = _numbers(_rfun("is.na")(x), name)[0].astype(bool)
+            meta: dict[str, Any] = {"r_class": [c for c in cls if c not in {"matrix", "array"}],
+                                    "kept": _kept_attributes(x, name)}
             if bool(_rfun("is.matrix")(x)[0]):
                 values, rtype = _numbers(x, name)
-                if values.ndim != 2 or values.shape[0] != n:
-                    raise ValueError(f"matrix column {name!r} has shape {values.shape}; the data.frame has {n} rows")
+                shape = tuple(int(v) for v in dim)
+                if shape[0] != n:
+                    raise ValueError(f"matrix column {name!r} has {shape[0]} rows; the data.frame has {n}")
+                if values.ndim != 2:
+                    values = values.reshape(shape, order="F")
                 if rtype != "double":
                     values = values.astype(np.float64)
                     values[na.reshape(values.shape, order="F")] = np.nan
@@ -243,12 +297,14 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
                 rown = coln = None
                 if dimnames is not ro.NULL:
                     rown, coln = _maybe_strings(dimnames[0]), _maybe_strings(dimnames[1])
-                if rown is not None and matrix_rownames is None:
+                if rown is not None and any(v is None for v in _strings(dimnames[0])):
+                    raise ValueError(f"matrix column {name!r} has NA row names; give every row a name in R")
+                if rown is not None and matrix_rownames is None and len(set(rown)) == len(rown):
                     matrix_rownames = rown
                 meta.update(r_type=rtype, colnames=coln, rownames=rown, matrix=True)
                 columns[name] = values
             elif "factor" in cls:
-                codes = np.array(x.memoryview(), dtype=np.int32)
+                codes = _numbers(_rfun("unclass")(x), name)[0]
                 levels = _strings(_rfun("levels")(x))
                 columns[name] = pd.Categorical.from_codes(np.where(codes == _INT_NA, -1, codes - 1),
                                                           categories=levels, ordered="ordered" in cls)
@@ -278,33 +334,41 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
         integer = str(_r("function(d) typeof(attr(d, 'row.names'))")(df)[0]) == "integer"
         kind = "automatic" if automatic else ("integer" if integer else "names")
         info[""] = {"r_row_names": kind, "row_names": row_names}
+    _check_matrix_names(names, [k for k, v in info.items() if v.get("matrix")])
     return columns, labels, info
 
 
-def _check_option_keys(option: str, given: Any, allowed: Mapping[str, str], want: str) -> None:
-    """Refuse keys of ``grids=`` / ``factor_levels=`` that name no suitable column (a typo would be ignored)."""
-    if not isinstance(given, Mapping):
-        return
-    bad = sorted(str(k) for k in given if str(k) not in allowed or allowed[str(k)] != want)
-    if bad:
-        fit = sorted(k for k, kind in allowed.items() if kind == want)
-        raise ValueError(f"{option} names {bad}, which are not {want} columns; the {want} columns are {fit} "
-                         "(check the spelling)")
+def location_grid(name: str, m: int, spec: Any) -> np.ndarray:
+    """Locations of a curve column with ``m`` values.
 
+    Parameters
+    ----------
+    name : str
+        The column (for messages).
+    m : int
+        Number of locations.
+    spec : "index", "unit", None or array-like
+        ``1..m`` (``"index"`` or None), ``linspace(0, 1, m)`` (``"unit"``) or
+        ``m`` strictly increasing locations.
 
-def _grid_for(name: str, m: int, grids: Any) -> np.ndarray:
-    spec = grids.get(name, "index") if isinstance(grids, Mapping) else grids
-    if spec is None or (isinstance(spec, str) and spec == "index"):
-        return np.arange(1.0, m + 1.0)
-    if isinstance(spec, str) and spec == "unit":
-        return np.linspace(0.0, 1.0, m)
-    if isinstance(spec, str):
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> location_grid("y", 3, "unit").tolist(), location_grid("y", 2, None).tolist()
+    ([0.0, 0.5, 1.0], [1.0, 2.0])
+    """
+    if spec is None or isinstance(spec, str):
+        if spec in (None, "index", "unit"):
+            return np.linspace(0.0, 1.0, m) if spec == "unit" else np.arange(1.0, m + 1.0)
         raise ValueError(f"grid for {name!r} is {spec!r}; use 'index', 'unit' or an array of {m} locations")
     grid = np.asarray(spec, dtype=float).ravel()
     if grid.size != m:
         raise ValueError(f"grid for {name!r} has {grid.size} locations but the matrix column has {m} columns")
-    if grid.size > 1 and np.any(np.diff(grid) <= 0):
-        raise ValueError(f"grid for {name!r} must be strictly increasing")
+    if not np.all(np.isfinite(grid)) or (grid.size > 1 and np.any(np.diff(grid) <= 0)):
+        raise ValueError(f"grid for {name!r} must be strictly increasing finite numbers")
     return grid
 
 
@@ -335,7 +399,7 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
     (('sample', 'y_loc'), [[1.0, 3.0], [2.0, 4.0]], [1.0, 2.0], ['a', 'b'])
     """
     columns, labels, info = r_columns(df)
-    _check_option_keys("grids=", grids, {k: "matrix" if info[k].get("matrix") else "vector" for k in columns},
+    check_option_keys("grids=", grids, {k: "matrix" if info[k].get("matrix") else "vector" for k in columns},
                        "matrix")
     data_vars: dict[str, xr.DataArray] = {}
     for name, values in columns.items():
@@ -343,9 +407,12 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
         attrs: dict[str, Any] = {"r_type": meta["r_type"]}
         if meta["r_class"]:
             attrs["r_class"] = list(meta["r_class"])
+        for key, value in meta["kept"].items():
+            attrs[f"r_{key}"] = value
         if meta.get("matrix"):
             loc = f"{name}_loc"
-            coords: dict[str, Any] = {loc: _grid_for(name, values.shape[1], grids)}
+            spec = grids.get(name, "index") if isinstance(grids, Mapping) else grids
+            coords: dict[str, Any] = {loc: location_grid(name, values.shape[1], spec)}
             if meta["colnames"] is not None:
                 coords[f"{name}_colname"] = (loc, np.array(meta["colnames"], dtype=str))
             if meta["rownames"] is None:
@@ -487,8 +554,12 @@ def xarray_to_r(ds: xr.Dataset) -> Any:
                 else:
                     vec = _r_vector(values, _rtype_of(da), str(name))
                     cls = _classes_attr(da)
+                    kept = {key: ro.StrVector([str(da.attrs[f"r_{key}"])]) for key in _KEPT_ATTRIBUTES
+                            if f"r_{key}" in da.attrs}
                     if cls:
-                        vec = _rfun("structure")(vec, **{"class": ro.StrVector(cls)})
+                        kept["class"] = ro.StrVector(cls)
+                    if kept:
+                        vec = _rfun("structure")(vec, **kept)
             elif len(da.dims) == 2 and da.dims[0] == SAMPLE:
                 loc = da.dims[1]
                 rtype = _rtype_of(da)
@@ -529,213 +600,17 @@ def xarray_to_r(ds: xr.Dataset) -> Any:
         return out
 
 
-# --------------------------------------------------------------------------- reticulate entry points
-
-
-def dataset_from_columns(
-    columns: Mapping[str, Any],
-    sample_labels: Any = None,
-    grids: Mapping[str, Any] | None = None,
-    factor_levels: Mapping[str, Any] | None = None,
-) -> xr.Dataset:
-    """Build a Dataset from plain arrays, as the R package sends them.
-
-    Parameters
-    ----------
-    columns : mapping
-        ``name ->`` a 2-d array (a curve per row: a functional variable with
-        location dim ``name_loc``) or a 1-d array (a scalar per sample). NaN
-        marks unobserved points and missing values.
-    sample_labels : sequence of str, optional
-        Defaults to ``"1".."n"``.
-    grids : mapping, optional
-        ``name ->`` locations of a functional variable; default
-        ``linspace(0, 1, m)`` (refund's ``pffr`` default, and
-        :func:`fdakpl.datasets.load_dti`'s).
-    factor_levels : mapping, optional
-        ``name ->`` the levels of a factor; its 1-d column then holds the
-        1-based codes (NaN for NA), as R's ``as.integer(f)``.
-
-    Returns
-    -------
-    xarray.Dataset
+def check_option_keys(option: str, given: Any, allowed: Mapping[str, str], want: str) -> None:
+    """Refuse keys of ``grids=`` / ``factor_levels=`` that name no suitable column (a typo would be ignored).
 
     Examples
     --------
-    >>> ds = dataset_from_columns({"x": np.ones((3, 4)), "z": [1.0, 2.0, np.nan]})
-    >>> ds["x"].coords["x_loc"].values
-    array([0.        , 0.33333333, 0.66666667, 1.        ])
-    >>> ds["sample"].values.tolist()
-    ['1', '2', '3']
+    >>> check_option_keys("grids=", {"y": "unit"}, {"y": "matrix"}, "matrix")
     """
-    grids = dict(grids or {})
-    levels = dict(factor_levels or {})
-    if not columns:
-        raise ValueError("no columns were given")
-    arrays: dict[str, np.ndarray] = {}
-    for name, values in columns.items():
-        arr = np.asarray(values)
-        if arr.ndim == 0:
-            arr = arr.reshape(1)
-        if arr.dtype.kind not in "fiub":
-            raise TypeError(f"column {name!r} has dtype {arr.dtype}; send numbers (factor codes with levels)")
-        if arr.ndim not in (1, 2):
-            raise ValueError(f"column {name!r} has {arr.ndim} dims; send vectors or matrices")
-        arrays[str(name)] = arr.astype(np.float64)
-    kinds = {name: "matrix" if arr.ndim == 2 else "vector" for name, arr in arrays.items()}
-    _check_option_keys("grids=", grids, kinds, "matrix")
-    _check_option_keys("factor_levels=", levels, kinds, "vector")
-    for name, arr in arrays.items():
-        if arr.ndim == 2 and arr.shape[1] < 2:
-            raise ValueError(f"column {name!r} is a matrix with {arr.shape[1]} column; a curve needs at least 2 "
-                             "locations (a single value per sample is a scalar: send it as a vector)")
-    sizes = {name: arr.shape[0] for name, arr in arrays.items()}
-    n = next(iter(sizes.values()))
-    if len(set(sizes.values())) > 1:
-        raise ValueError(f"columns have different numbers of rows: {sizes}; every column needs one row per sample")
-    labels = np.array([str(i + 1) for i in range(n)]) if sample_labels is None else \
-        np.asarray(sample_labels, dtype=str).ravel()
-    if labels.size != n:
-        raise ValueError(f"{labels.size} sample labels for {n} rows")
-    data_vars: dict[str, xr.DataArray] = {}
-    for name, arr in arrays.items():
-        if arr.ndim == 2:
-            loc = f"{name}_loc"
-            grid = _grid_for(name, arr.shape[1], {name: grids.get(name, "unit")})
-            data_vars[name] = xr.DataArray(arr, dims=(SAMPLE, loc), coords={loc: grid})
-        elif name in levels:
-            levs = [str(v) for v in np.atleast_1d(levels[name])]
-            na = np.isnan(arr)
-            codes = np.where(na, 1, arr)
-            if np.any(codes != np.round(codes)) or np.any((codes < 1) | (codes > len(levs))):
-                raise ValueError(f"factor {name!r} has codes outside 1..{len(levs)}")
-            vals = np.array(levs, dtype=object)[codes.astype(int) - 1]
-            if na.any():
-                vals[na] = np.nan
-            else:
-                vals = vals.astype(str)
-            data_vars[name] = xr.DataArray(vals, dims=(SAMPLE,), attrs={"levels": levs, "r_class": "factor"})
-        else:
-            data_vars[name] = xr.DataArray(arr, dims=(SAMPLE,))
-    return xr.Dataset(data_vars, coords={SAMPLE: labels})
-
-
-def fit_from_r(
-    formula: str,
-    columns: Mapping[str, Any],
-    sample_labels: Any = None,
-    grids: Mapping[str, Any] | None = None,
-    factor_levels: Mapping[str, Any] | None = None,
-    **kwargs: Any,
-) -> Any:
-    """Fit :class:`fdakpl.FunctionalRegression` on columns sent by R.
-
-    Parameters
-    ----------
-    formula : str
-        E.g. ``"rcst ~ cca + C(sex)"``.
-    columns, sample_labels, grids, factor_levels
-        As :func:`dataset_from_columns`.
-    **kwargs
-        Passed to ``FunctionalRegression`` (``dictionary``, ``levels``… R's
-        ``lambda`` arrives as ``lam``).
-
-    Returns
-    -------
-    FunctionalRegressionResults
-
-    Examples
-    --------
-    >>> from fdakpl import datasets
-    >>> ds = datasets.dti_first_visits()
-    >>> res = fit_from_r("rcst ~ cca", {"cca": ds.cca.values, "rcst": ds.rcst.values}, ds.sample.values,
-    ...                  lam=1e-3, interpolate_inputs=True, progress=False)
-    >>> res.fitted.sizes["sample"], float(res.lam)
-    (100, 0.001)
-    """
-    from ..regression import FunctionalRegression
-
-    ds = dataset_from_columns(columns, sample_labels, grids, factor_levels)
-    return FunctionalRegression(str(formula), data=ds, **kwargs).fit()
-
-
-def _plain(x: Any) -> Any:
-    if isinstance(x, xr.DataArray):
-        return np.asarray(x.values)
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
-
-
-def results_for_r(res: Any) -> dict[str, Any]:
-    """Plain arrays of a fitted model for the R object of class ``kpl``.
-
-    Returns
-    -------
-    dict
-        ``fitted``, ``residuals`` (``(n, m)``, NaN where unobserved),
-        ``coef`` (``(n, d)``), ``grid`` (response locations), ``samples``,
-        ``lambda``, ``edf``, ``mean_function`` and ``summary`` (text).
-
-    Examples
-    --------
-    >>> from fdakpl import datasets
-    >>> ds = datasets.dti_first_visits()
-    >>> res = fit_from_r("rcst ~ cca", {"cca": ds.cca.values, "rcst": ds.rcst.values},
-    ...                  lam=1e-3, interpolate_inputs=True, progress=False)
-    >>> out = results_for_r(res)
-    >>> out["fitted"].shape, out["samples"][:2], out["lambda"]
-    ((100, 55), ['1', '2'], 0.001)
-    """
-    fitted = res.fitted
-    loc = next(d for d in fitted.dims if d != SAMPLE)
-    return {
-        "fitted": np.asarray(fitted.transpose(SAMPLE, loc).values, dtype=float),
-        "residuals": np.asarray(res.resid.transpose(SAMPLE, loc).values, dtype=float),
-        "coef": np.asarray(_plain(res.coef), dtype=float),
-        "grid": np.asarray(fitted[loc].values, dtype=float),
-        "location_dim": str(loc),
-        "samples": [str(s) for s in np.asarray(fitted[SAMPLE].values)],
-        "lambda": float(_plain(res.lam)),
-        "edf": float(_plain(res.edf)) if getattr(res, "edf", None) is not None else float("nan"),
-        "mean_function": np.asarray(_plain(res.mean_function), dtype=float).ravel()
-        if getattr(res, "mean_function", None) is not None else None,
-        "summary": str(res.summary()),
-    }
-
-
-def predict_from_r(
-    res: Any,
-    columns: Mapping[str, Any] | None = None,
-    sample_labels: Any = None,
-    grids: Mapping[str, Any] | None = None,
-    factor_levels: Mapping[str, Any] | None = None,
-    at: Any = None,
-) -> dict[str, Any]:
-    """Predict from R's new data (plain arrays); ``columns=None`` predicts the training samples.
-
-    Returns
-    -------
-    dict
-        ``values`` ``(n, m)``, ``samples`` and ``locations``.
-
-    Examples
-    --------
-    >>> from fdakpl import datasets
-    >>> ds = datasets.dti_first_visits()
-    >>> res = fit_from_r("rcst ~ cca", {"cca": ds.cca.values[:70], "rcst": ds.rcst.values[:70]},
-    ...                  lam=1e-3, interpolate_inputs=True, progress=False)
-    >>> out = predict_from_r(res, {"cca": ds.cca.values[70:]}, at=[0.0, 0.5, 1.0])
-    >>> out["values"].shape, out["locations"].tolist()
-    ((30, 3), [0.0, 0.5, 1.0])
-    """
-    newdata = None if columns is None else dataset_from_columns(columns, sample_labels, grids, factor_levels)
-    at_arr = None if at is None else np.atleast_1d(np.asarray(at, dtype=float))
-    pred = res.predict(newdata=newdata, at=at_arr)
-    loc = next(d for d in pred.dims if d != SAMPLE)
-    pred = pred.transpose(SAMPLE, loc)
-    return {
-        "values": np.asarray(pred.values, dtype=float),
-        "samples": [str(s) for s in np.asarray(pred[SAMPLE].values)],
-        "locations": np.asarray(pred[loc].values, dtype=float),
-    }
+    if not isinstance(given, Mapping):
+        return
+    bad = sorted(str(k) for k in given if str(k) not in allowed or allowed[str(k)] != want)
+    if bad:
+        fit = sorted(k for k, kind in allowed.items() if kind == want)
+        raise ValueError(f"{option} names {bad}, which are not {want} columns; the {want} columns are {fit} "
+                         "(check the spelling)")

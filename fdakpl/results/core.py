@@ -446,8 +446,10 @@ class FunctionalRegressionResults(InterpretationMixin):
         * ``"pointwise"``: at each location, the ``ceil((n_p + 1)(1 - alpha))``-th
           smallest absolute calibration residual among the ``n_p`` curves observed
           there; marginal coverage ``>= 1 - alpha`` at each location.
-        * ``"simultaneous"``: residuals are scaled by their pointwise mean absolute
-          value ``s(theta)``; the score of a curve is its maximum scaled residual over
+        * ``"simultaneous"``: residuals are scaled by the pointwise mean absolute
+          residual ``s(theta)`` of the proper training part (independent of the
+          calibration curves, so that their scores and a new curve's stay
+          exchangeable); the score of a curve is its maximum scaled residual over
           its observed points, and the band is ``+- q s(theta)`` with ``q`` the
           conformal quantile of the scores: all observed points of a new curve are
           covered with probability ``>= 1 - alpha`` (curves exchangeable).
@@ -517,8 +519,11 @@ class FunctionalRegressionResults(InterpretationMixin):
                 warn(f"the pointwise band is infinite at {int(np.sum(~np.isfinite(half)))} locations where fewer "
                      f"than {need} calibration curves are observed; use kind='simultaneous' or a larger alpha")
         else:
-            s = np.nanmean(r, axis=0)
-            s = np.where(np.isfinite(s) & (s > 0), s, np.nanmean(r))
+            # the scale comes from the proper training part: a scale fitted to the calibration residuals
+            # themselves shrinks their scores against a new curve's (measured: 0.75 coverage for 0.8)
+            r_fit = np.abs(Y.values[fit] - np.asarray(est.predict(parsed.inputs(ds.isel(sample=fit)))))
+            s = np.nanmean(r_fit, axis=0)
+            s = np.where(np.isfinite(s) & (s > 0), s, np.nanmean(r_fit))
             scores = np.nanmax(r / s, axis=1)
             half = _conformal_quantile(scores[np.isfinite(scores)], alpha) * s
         grid = Y[self.response_dim].values

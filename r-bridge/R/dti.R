@@ -19,5 +19,14 @@ dti <- function(source = c("auto", "refund", "bundled")) {
     path <- py_call(fdakpl_python("datasets._dti")$bundled_path())
     load(path, envir = env)
   }
-  env$DTI
+  nan_to_na_columns(env$DTI)
+}
+
+# R's NA for unobserved values (refund's DTI has NA; a copy written by
+# Python may hold NaN), in every numeric column and matrix column.
+nan_to_na_columns <- function(d) {
+  for (v in names(d)) {
+    if (is.double(d[[v]]) && any(is.nan(d[[v]]))) d[[v]][is.nan(d[[v]])] <- NA
+  }
+  d
 }

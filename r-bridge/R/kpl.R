@@ -1,4 +1,4 @@
-# kpl(): fit, and the S3 methods of class "kpl".
+# kpl(): fit, and the S3 methods of class "kpl" (predict() is in predict.R).
 
 formula_string <- function(formula) {
   paste(trimws(deparse(formula, width.cutoff = 500L)), collapse = " ")
@@ -10,83 +10,133 @@ python_kwargs <- function(...) {
   args[!vapply(args, is.null, logical(1))]
 }
 
-kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, lambda = "gcv",
+nan_to_na <- function(m) {
+  m[is.nan(m)] <- NA
+  m
+}
+
+# Python name -> R label of the response and every term, for messages.
+names_context <- function(spec) {
+  parts <- c(list(spec$response), spec$terms)
+  stats::setNames(lapply(parts, `[[`, "label"), vapply(parts, `[[`, character(1), "name"))
+}
+
+kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, lambda = "loo",
                 loss = "square", output_matrix = NULL, combine = c("product", "sum"), center = TRUE,
-                solver = "auto", interpolate_inputs = FALSE, grid = NULL, ...) {
+                solver = "auto", interpolate_inputs = FALSE, grid = NULL, subset = NULL, na.action = NULL, ...) {
   cl <- match.call()
-  if (!inherits(formula, "formula") || length(formula) != 3L) {
-    input_error("`formula` must be a two-sided formula such as rcst ~ cca + sex, not %s",
-                paste(deparse(formula), collapse = " "))
-  }
   if (missing(data)) input_error("`data` is missing: give a data.frame with matrix columns (or a named list)")
-  combine <- match.arg(combine)
-  reserved <- intersect(names(list(...)), c("lam", "kernels", "data", "formula", "columns", "sample_labels",
-                                             "grids", "factor_levels"))
-  if (length(reserved)) {
-    input_error("argument%s %s cannot go through `...`; use lambda = for the ridge parameter, kernel = for kernels, grid = for grids",
-                if (length(reserved) > 1L) "s" else "", paste0("'", reserved, "'", collapse = ", "))
+  if (!(is.data.frame(data) || (is.list(data) && !is.object(data)))) {
+    input_error("`data` must be a data.frame (matrix columns hold curves, one per row) or a named list, not %s",
+                paste(class(data), collapse = "/"))
   }
-  vars <- all.vars(formula)
-  response <- all.vars(formula[[2L]])
-  if (length(response) != 1L) {
-    input_error("the left-hand side of the formula must be one curve column, got %s", deparse(formula[[2L]]))
+  if (!is.null(dictionary) && !is_python(dictionary)) dictionary <- check_string(dictionary, "dictionary")
+  levels <- check_count(levels, "levels", min = 1, null_ok = TRUE)
+  lambda <- check_lambda(lambda)
+  if (!is_python(loss)) loss <- check_string(loss, "loss")
+  combine <- check_string(combine[1L], "combine", c("product", "sum"))
+  center <- check_flag(center, "center")
+  interpolate_inputs <- check_flag(interpolate_inputs, "interpolate_inputs")
+  solver <- check_string(solver, "solver")
+  if (!is.null(output_matrix) && !is_python(output_matrix)) {
+    if (is.character(output_matrix)) {
+      output_matrix <- check_string(output_matrix, "output_matrix")
+    } else if (is.numeric(output_matrix) && length(output_matrix) == 1L && is.null(dim(output_matrix))) {
+      output_matrix <- check_numbers(output_matrix, "output_matrix", positive = TRUE, len = 1L)
+    } else if (!is.matrix(output_matrix) || !is.numeric(output_matrix) || anyNA(output_matrix)) {
+      input_error("`output_matrix` must be a positive number b (B = diag(b^-scale)), a numeric matrix without NA, or NULL")
+    }
   }
+  na_action <- na_action_name(na.action)
+  dots <- check_dots(list(...))
+  kern <- check_kernel(kernel)
+  subset_rows <- if (is.null(substitute(subset))) NULL else eval(substitute(subset), data, parent.frame())
+  spec <- formula_spec(formula, data)
   check_python()
-  prepared <- columns_for_python(data, vars)
-  if (prepared$kinds[response] != "matrix") {
+  prepared <- prepare_data(spec, data, "data", subset = subset_rows, na_action = na_action,
+                           interpolate = interpolate_inputs)
+  response <- spec$response$label
+  if (prepared$kinds[[response]] != "matrix") {
     input_error("the response '%s' must be a numeric matrix column (one curve per row), not a %s",
-                response, prepared$kinds[response])
+                response, prepared$kinds[[response]])
   }
-  grids <- grids_for_python(grid, prepared$kinds, prepared$ncols)
-  if (is.numeric(lambda) && length(lambda) > 1L) lambda <- reticulate::np_array(as.double(lambda))
-  if (!is.null(levels)) levels <- as.integer(levels)
-  kernels <- NULL
-  if (is.list(kernel) && !inherits(kernel, "python.builtin.object")) {
-    kernels <- kernel  # one kernel per term: list(cca = kpl_kernel(...), scalars = ...)
-    kernel <- NULL
+  if (!is.null(kern$kernels)) {
+    bad <- setdiff(names(kern$kernels), c(names(spec$terms), "scalars"))
+    if (length(bad)) {
+      input_error("`kernel` names %s, which %s not a term of the formula (terms: %s; \"scalars\" for all scalar terms)",
+                  paste0("'", bad, "'", collapse = ", "), if (length(bad) > 1L) "are" else "is",
+                  paste(names(spec$terms), collapse = ", "))
+    }
+    py_names <- vapply(names(kern$kernels), function(k) if (k == "scalars") k else spec$terms[[k]]$name, character(1))
+    names(kern$kernels) <- py_names
   }
-  kwargs <- python_kwargs(dictionary = dictionary, levels = levels, kernel = kernel, kernels = kernels,
-                          lam = lambda, loss = loss,
-                          output_matrix = output_matrix, combine = combine, center = center, solver = solver,
-                          interpolate_inputs = interpolate_inputs, ...)
-  bridge <- fdakpl_python("io.r")
-  res <- py_call(do.call(bridge$fit_from_r, c(list(formula_string(formula), prepared$columns,
-                                                   sample_labels = prepared$labels, grids = grids,
-                                                   factor_levels = prepared$levels), kwargs)))
-  out <- py_call(bridge$results_for_r(res))
+  grids <- grids_for_python(grid, spec, prepared)
+  terms_py <- vapply(spec$terms, function(t) {
+    if (prepared$kinds[[t$label]] == "factor") paste0("C(", t$name, ")") else t$name
+  }, character(1))
+  formula_py <- paste(spec$response$name, "~", paste(terms_py, collapse = " + "))
+  kwargs <- c(python_kwargs(dictionary = dictionary, levels = levels, kernel = kern$kernel, kernels = kern$kernels,
+                            lam = lambda, loss = loss, output_matrix = output_matrix, combine = combine,
+                            center = center, solver = solver, interpolate_inputs = interpolate_inputs), dots)
+  context <- list(names = names_context(spec), labels = prepared$labels, all_labels = prepared$all_labels)
+  res <- py_call(do.call(bridge()$fit_from_r, c(list(formula_py, prepared$columns, sample_labels = prepared$labels,
+                                                     grids = grids, factor_levels = prepared$levels), kwargs)),
+                 context = context)
+  out <- py_call(bridge()$results_for_r(res), context = context)
   samples <- unlist(out$samples)
   grid_y <- as.double(out$grid)
+  colnames_y <- prepared$colnames[[response]]
+  if (is.null(colnames_y)) colnames_y <- location_names(grid_y)
   label <- function(m) {
-    m <- as.matrix(m)
-    dimnames(m) <- list(samples, as.character(grid_y))
+    m <- nan_to_na(as.matrix(m))
+    dimnames(m) <- list(samples, colnames_y)
     m
   }
-  y <- prepared$columns[[response]]
-  dimnames(y) <- list(samples, as.character(grid_y))
+  y <- prepared$columns[[spec$response$name]]
+  dimnames(y) <- list(samples, colnames_y)
   coefs <- as.matrix(out$coef)
   rownames(coefs) <- samples
+  frame <- prepared$frame
+  model <- structure(frame, names = names(frame), row.names = samples, class = "data.frame")
+  attr(model, "terms") <- spec$terms_object
+  attr(model, "na.action") <- prepared$na_action
   structure(list(
     call = cl,
     formula = formula,
+    terms = names(spec$terms),  # the term labels (terms() gives the terms object)
+    terms_object = spec$terms_object,
+    spec = spec,
     response = response,
-    terms = setdiff(vars, response),
+    term_labels = names(spec$terms),
     observed = y,
     fitted = label(out$fitted),
     residuals = label(out$residuals),
     coefficients = coefs,
     grid = grid_y,
+    colnames = colnames_y,
     lambda = out[["lambda"]],
     edf = out$edf,
+    train_mse = out$train_mse,
     mean_function = if (is.null(out$mean_function)) NULL else as.double(out$mean_function),
     n = length(samples),
     samples = samples,
-    levels = prepared$levels,
+    levels = prepared$level_labels,
     ncols = prepared$ncols,
     kinds = prepared$kinds,
     input_grids = grid,
+    interpolate_inputs = interpolate_inputs,
+    input_py_grids = grids[setdiff(names(grids), spec$response$name)],
+    na.action = prepared$na_action,
+    model = model,
+    notes = unlist(out$notes),
     python_summary = out$summary,
     py = res
   ), class = "kpl")
+}
+
+deleted_note <- function(x) {
+  k <- length(x$na.action)
+  if (k) sprintf("  (%d observation%s deleted due to missingness)\n", k, if (k > 1L) "s" else "") else ""
 }
 
 print.kpl <- function(x, ...) {
@@ -94,6 +144,7 @@ print.kpl <- function(x, ...) {
   cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(sprintf("Response '%s': %d curves on %d locations in [%g, %g], %d observed values\n",
               x$response, x$n, length(x$grid), min(x$grid), max(x$grid), sum(!is.na(x$observed))))
+  cat(deleted_note(x))
   cat(sprintf("lambda = %.4g, effective degrees of freedom = %.4g\n", x$lambda, x$edf))
   invisible(x)
 }
@@ -106,13 +157,15 @@ summary.kpl <- function(object, ...) {
   structure(list(
     call = object$call,
     response = object$response,
-    terms = object$terms,
+    terms = object$term_labels,
     n = object$n,
+    na.action = object$na.action,
     locations = length(object$grid),
     observed = sum(obs),
     lambda = object$lambda,
     edf = object$edf,
-    rmse = sqrt(mean(res^2)),
+    # the Python summary's "Training MSE": mean over curves of the mean squared residual over observed points
+    mse = mean(rowSums(object$residuals^2, na.rm = TRUE) / rowSums(obs)),
     r_squared = 1 - sum(res^2) / sum(centred[obs]^2),
     python_summary = object$python_summary
   ), class = "summary.kpl")
@@ -123,97 +176,27 @@ print.summary.kpl <- function(x, ...) {
   cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n\n", sep = "")
   cat(sprintf("Response: %s (%d curves, %d locations, %d observed values)\n",
               x$response, x$n, x$locations, x$observed))
+  cat(deleted_note(x))
   cat(sprintf("Inputs: %s\n", paste(x$terms, collapse = ", ")))
   cat(sprintf("lambda = %.4g, edf = %.4g\n", x$lambda, x$edf))
-  cat(sprintf("Training RMSE over observed points = %.4g, R^2 (vs. the mean curve) = %.4f\n\n",
-              x$rmse, x$r_squared))
+  cat(sprintf("Training MSE (mean over curves of the mean squared residual at observed points) = %.4g, R^2 (vs. the mean curve) = %.4f\n\n",
+              x$mse, x$r_squared))
   cat("Python summary:\n", x$python_summary, "\n", sep = "")
   invisible(x)
 }
 
-fitted.kpl <- function(object, ...) object$fitted
+# With na.action = na.exclude, fitted values and residuals have NA rows for
+# the excluded rows, as lm()'s do.
+fitted.kpl <- function(object, ...) stats::naresid(object$na.action, object$fitted)
 
-residuals.kpl <- function(object, ...) object$residuals
+residuals.kpl <- function(object, ...) stats::naresid(object$na.action, object$residuals)
 
 coef.kpl <- function(object, ...) object$coefficients
 
-long_format <- function(values, samples, locations, name = "value") {
-  out <- data.frame(
-    sample = rep(samples, times = length(locations)),
-    location = rep(locations, each = length(samples)),
-    value = as.vector(values),
-    stringsAsFactors = FALSE
-  )
-  names(out)[3L] <- name
-  out
-}
+nobs.kpl <- function(object, ...) object$n
 
-predict.kpl <- function(object, newdata = NULL, at = NULL, format = c("matrix", "long"), ...) {
-  format <- match.arg(format)
-  check_python()
-  if (reticulate::py_is_null_xptr(object$py)) {
-    stop(structure(class = c("fdakpl_error", "error", "condition"), list(
-      message = "the Python side of this model is gone (Python objects do not survive saveRDS() or a new R session); refit it with kpl()",
-      call = sys.call())))
-  }
-  bridge <- fdakpl_python("io.r")
-  at_py <- if (is.null(at)) NULL else reticulate::np_array(as.double(at))
-  if (is.null(newdata)) {
-    out <- py_call(bridge$predict_from_r(object$py, at = at_py))
-  } else {
-    prepared <- columns_for_python(newdata, object$terms, levels = object$levels, ncols = object$ncols,
-                                   what = "newdata")
-    grids <- grids_for_python(object$input_grids[intersect(names(object$input_grids), object$terms)],
-                              prepared$kinds, prepared$ncols)
-    out <- py_call(bridge$predict_from_r(object$py, prepared$columns, sample_labels = prepared$labels,
-                                         grids = grids, factor_levels = prepared$levels, at = at_py))
-  }
-  values <- as.matrix(out$values)
-  samples <- unlist(out$samples)
-  locations <- as.double(out$locations)
-  if (format == "long") return(long_format(values, samples, locations, "fit"))
-  dimnames(values) <- list(samples, as.character(locations))
-  values
-}
+terms.kpl <- function(x, ...) x$terms_object
 
-as.data.frame.kpl <- function(x, row.names = NULL, optional = FALSE, ...) {
-  out <- long_format(x$observed, x$samples, x$grid, "observed")
-  out$fitted <- as.vector(x$fitted)
-  out$residual <- as.vector(x$residuals)
-  if (!is.null(row.names)) rownames(out) <- row.names
-  out
-}
+formula.kpl <- function(x, ...) x$formula
 
-plot.kpl <- function(x, which = c("fit", "residuals"), samples = NULL, col = NULL, ...) {
-  which <- match.arg(which)
-  if (is.null(samples)) samples <- seq_len(min(4L, x$n))
-  if (is.character(samples)) {
-    bad <- setdiff(samples, x$samples)
-    if (length(bad)) stop(sprintf("samples %s are not in the model", paste(bad, collapse = ", ")), call. = FALSE)
-    samples <- match(samples, x$samples)
-  }
-  if (is.null(col)) col <- grDevices::hcl.colors(length(samples), "Dark 3")
-  if (which == "fit") {
-    obs <- t(x$observed[samples, , drop = FALSE])
-    fit <- t(x$fitted[samples, , drop = FALSE])
-    graphics::matplot(x$grid, obs, type = "p", pch = 16, cex = 0.6, col = col,
-                      ylim = range(obs, fit, na.rm = TRUE), xlab = "location", ylab = x$response,
-                      main = sprintf("%s: observed (points) and fitted (lines)", x$response), ...)
-    graphics::matlines(x$grid, fit, lty = 1, lwd = 2, col = col)
-  } else {
-    res <- t(x$residuals[samples, , drop = FALSE])
-    graphics::matplot(x$grid, res, type = "b", pch = 16, cex = 0.6, lty = 1, col = col,
-                      xlab = "location", ylab = "residual", main = sprintf("%s: residuals", x$response), ...)
-    graphics::abline(h = 0, col = "grey50", lty = 2)
-  }
-  graphics::legend("topright", legend = x$samples[samples], col = col, lty = 1, pch = 16, bty = "n", cex = 0.8)
-  invisible(x)
-}
-
-kpl_kernel <- function(type = c("gaussian", "laplace", "linear", "integral_gaussian"), ...) {
-  type <- match.arg(type)
-  check_python()
-  cls <- c(gaussian = "Gaussian", laplace = "Laplace", linear = "Linear", integral_gaussian = "IntegralGaussian")[[type]]
-  kernels <- fdakpl_python("kernels")
-  py_call(do.call(kernels[[cls]], list(...)))
-}
+model.frame.kpl <- function(formula, ...) formula$model

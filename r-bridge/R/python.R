@@ -23,6 +23,22 @@
   invisible()
 }
 
+# reticulate (1.28) looks for a Poetry project in the working directory
+# before it uses RETICULATE_PYTHON_FALLBACK, use_python() or the virtualenv of
+# install_fdakpl(): from a directory holding a pyproject.toml (such as a
+# checkout of fdakpl) it then warns "This project appears to use Poetry".
+# Python is chosen with an empty directory as the Poetry project instead,
+# unless the user set the option reticulate.poetry.project.
+without_poetry <- function(expr) {
+  if (is.null(getOption("reticulate.poetry.project")) && !reticulate::py_available(initialize = FALSE)) {
+    empty <- file.path(tempdir(), "fdakpl-no-poetry")
+    dir.create(empty, showWarnings = FALSE)
+    old <- options(reticulate.poetry.project = empty)
+    on.exit(options(old), add = TRUE)
+  }
+  expr
+}
+
 setup_fix <- function() {
   paste0(
     "Fix: run fdakpl::install_fdakpl() once (it creates the virtualenv '", .default_env,
@@ -41,7 +57,7 @@ setup_error <- function(problem) {
 }
 
 python_problem <- function(module = "fdakpl") {
-  config <- tryCatch(reticulate::py_config(), error = function(e) e)
+  config <- tryCatch(without_poetry(reticulate::py_config()), error = function(e) e)
   if (inherits(config, "error")) {
     return(paste0("Python could not be started through reticulate: ", conditionMessage(config)))
   }
@@ -151,7 +167,7 @@ install_fdakpl <- function(envname = "r-fdakpl", package = "fdakpl", python = NU
                  package), call. = FALSE)
   }
   if (dir.exists(package)) package <- normalizePath(package)
-  reticulate::virtualenv_create(envname, python = python, packages = numpy)
+  without_poetry(reticulate::virtualenv_create(envname, python = python, packages = numpy))
   # keep the NumPy requirement while pip resolves fdakpl's dependencies
   constraints <- tempfile("fdakpl-constraints", fileext = ".txt")
   on.exit(unlink(constraints), add = TRUE)
@@ -166,19 +182,44 @@ install_fdakpl <- function(envname = "r-fdakpl", package = "fdakpl", python = NU
   invisible(path)
 }
 
-# Evaluate `expr` (a call into Python); a Python exception becomes an R error
-# of class "fdakpl_python_error" carrying the original type, message and
-# traceback.
-py_call <- function(expr, call = sys.call(-1L)) {
-  tryCatch(expr, error = function(e) {
+# The Python module of the R bridge, fdakpl.io.rbridge.
+bridge <- function() fdakpl_python("io.rbridge")
+
+# Evaluate `expr` (a call into Python). Python warnings raised meanwhile are
+# recorded (reticulate would print them where R cannot catch them) and
+# re-signalled as R warnings of class "fdakpl_warning", each distinct one
+# once. A Python exception becomes an R error of class "fdakpl_python_error"
+# (and "fdakpl_input_error" for ValueError, TypeError and KeyError, which
+# fdakpl raises on bad input) carrying Python's type, message and traceback.
+# `context` (names: Python name -> R label; labels of the rows sent; the
+# data's labels) puts the message in R's words.
+py_call <- function(expr, context = NULL, call = sys.call(-1L)) {
+  recorder <- tryCatch(bridge()$WarningRecorder(), error = function(e) NULL)
+  stop_recording <- function() {
+    if (is.null(recorder)) return(invisible())
+    found <- tryCatch(recorder$stop(), error = function(e) list())
+    recorder <<- NULL
+    for (w in found) {
+      w <- unlist(w)
+      warning(structure(
+        class = c("fdakpl_warning", "warning", "condition"),
+        list(message = paste0(r_words(w[[2L]], context), " [Python ", w[[1L]], "]"), call = call,
+             python_category = w[[1L]], python_message = w[[2L]])
+      ))
+    }
+  }
+  if (!is.null(recorder)) recorder$start()
+  value <- tryCatch(expr, error = function(e) {
+    stop_recording()
     if (inherits(e, "fdakpl_setup_error") || inherits(e, "fdakpl_error")) stop(e)
     last <- tryCatch(reticulate::py_last_error(), error = function(e2) NULL)
     msg <- conditionMessage(e)
     if (is.null(last) || !startsWith(trimws(msg), paste0(last$type, ":"))) stop(e)
+    input <- last$type %in% c("ValueError", "TypeError", "KeyError")
     cond <- structure(
-      class = c("fdakpl_python_error", "error", "condition"),
+      class = c(if (input) "fdakpl_input_error", "fdakpl_python_error", "fdakpl_error", "error", "condition"),
       list(
-        message = paste0(last$type, " (Python): ", last$value),
+        message = paste0(last$type, " (Python): ", r_words(last$value, context)),
         call = call,
         python_type = last$type,
         python_message = last$value,
@@ -187,9 +228,50 @@ py_call <- function(expr, call = sys.call(-1L)) {
     )
     stop(cond)
   })
+  stop_recording()
+  value
 }
 
-# An input error raised on the R side (bad data, bad formula).
+# A Python message in R's words: the R names of the terms, R's TRUE/FALSE and
+# lambda, R row numbers (1-based, in the data) and row names for positions.
+r_words <- function(msg, context = NULL) {
+  names_map <- context$names
+  for (py in names(names_map)) {
+    if (!identical(py, names_map[[py]])) {
+      msg <- gsub(paste0("'", py, "'"), paste0("'", names_map[[py]], "'"), msg, fixed = TRUE)
+    }
+  }
+  msg <- gsub("\\b([a-z_]+)=True\\b", "\\1 = TRUE", msg, perl = TRUE)
+  msg <- gsub("\\b([a-z_]+)=False\\b", "\\1 = FALSE", msg, perl = TRUE)
+  msg <- gsub("\\blam\\b", "lambda", msg, perl = TRUE)
+  msg <- gsub("e\\.g\\. ds\\.dropna\\([^)]*\\)", "with na.action = na.omit", msg, perl = TRUE)
+  rows_of <- function(pos) {
+    pos <- as.integer(strsplit(pos, "[, ]+")[[1L]]) + 1L
+    if (is.null(context$labels) || any(pos > length(context$labels))) {
+      return(paste(pos, collapse = ", "))
+    }
+    labels <- context$labels[pos]
+    rows <- if (is.null(context$all_labels)) pos else match(labels, context$all_labels)
+    describe_rows(rows, if (is.null(context$all_labels)) context$labels else context$all_labels)
+  }
+  # samples named by label: "samples ['2017_1', '2021_1']" -> "rows 17 (2017_1), 21 (2021_1)"
+  m <- regmatches(msg, regexec("samples \\[('[^']*'(, '[^']*')*)\\]", msg))[[1L]]
+  if (length(m) && !is.null(context$all_labels)) {
+    labels <- gsub("^'|'$", "", strsplit(m[2L], ", ", fixed = TRUE)[[1L]])
+    rows <- match(labels, context$all_labels)
+    if (!anyNA(rows)) msg <- sub(m[1L], paste("rows", describe_rows(rows, context$all_labels)), msg, fixed = TRUE)
+  }
+  for (pattern in c("at positions \\[([0-9, ]+)\\]", "\\(row ([0-9]+)\\)")) {
+    m <- regmatches(msg, regexec(pattern, msg))[[1L]]
+    if (length(m)) {
+      replacement <- if (startsWith(pattern, "at")) paste("in rows", rows_of(m[2L])) else paste0("(row ", rows_of(m[2L]), ")")
+      msg <- sub(m[1L], replacement, msg, fixed = TRUE)
+    }
+  }
+  msg
+}
+
+# An input error raised on the R side (bad data, bad formula, bad argument).
 input_error <- function(fmt, ..., call = sys.call(-1L)) {
   stop(structure(
     class = c("fdakpl_input_error", "fdakpl_error", "error", "condition"),

@@ -52,3 +52,27 @@ install_refund_standin <- function() {
   stopifnot(status == 0L)
   lib
 }
+
+# Python worker processes (loky) among the descendants of process `pid`, read from /proc (Linux);
+# the resource trackers of loky and multiprocessing (one small process each, ending with R) are not workers.
+worker_processes <- function(pid) {
+  stats <- list.files("/proc", pattern = "^[0-9]+$")
+  parent <- vapply(stats, function(p) {
+    s <- tryCatch(suppressWarnings(readLines(file.path("/proc", p, "stat"), warn = FALSE)), error = function(e) "")
+    if (!length(s) || !nzchar(s[1])) return(NA_integer_)
+    as.integer(strsplit(sub("^.*\\) ", "", s[1]), " ")[[1]][2])
+  }, integer(1))
+  found <- character()
+  frontier <- as.character(pid)
+  while (length(frontier)) {
+    kids <- names(parent)[!is.na(parent) & parent %in% as.integer(frontier)]
+    found <- c(found, kids)
+    frontier <- kids
+  }
+  cmd <- vapply(found, function(p) {
+    r <- tryCatch(readBin(file.path("/proc", p, "cmdline"), "raw", 10000L), error = function(e) raw())
+    r[r == as.raw(0)] <- as.raw(32)
+    rawToChar(r)
+  }, character(1))
+  found[grepl("python", cmd) & !grepl("resource_tracker", cmd)]
+}

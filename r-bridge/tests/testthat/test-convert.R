@@ -1,7 +1,11 @@
-# What the Python side receives from R's data (through fdakpl.io.r.dataset_from_columns).
-to_python <- function(data, vars = names(data), ...) {
-  p <- fdakpl:::columns_for_python(data, vars, ...)
-  fdakpl_python("io.r")$dataset_from_columns(p$columns, p$labels, NULL, p$levels)
+# What the Python side receives from R's data (through fdakpl.io.rbridge.dataset_from_columns).
+prepared <- function(data, vars = names(data)) {
+  f <- stats::reformulate(sprintf("`%s`", vars[-1]), response = as.name(vars[1]))
+  fdakpl:::prepare_data(fdakpl:::formula_spec(f, data), data, na_action = "na.pass")
+}
+to_python <- function(data, vars = names(data)) {
+  p <- prepared(data, vars)
+  fdakpl:::bridge()$dataset_from_columns(p$columns, p$labels, NULL, p$levels)
 }
 
 py_values <- function(ds, name) {  # converted to R by reticulate (1-d arrays keep a dim)
@@ -47,8 +51,7 @@ test_that("plain, AsIs and integer matrix columns, and lists, are all accepted",
     expect_identical(py_values(ds, "y"), matrix(as.double(m), 2))
     expect_identical(unlist(ds$y$dims), c("sample", "y_loc"))
   }
-  p <- fdakpl:::columns_for_python(asis, c("id", "y"))
-  expect_identical(p$kinds, c(id = "numeric", y = "matrix"))
+  expect_identical(prepared(asis, c("id", "y"))$kinds, c(id = "numeric", y = "matrix"))
 })
 
 test_that("bad data are R errors naming the column and the fix", {
@@ -79,18 +82,20 @@ test_that("an error raised in Python is an R condition with Python's message", {
   py_message <- reticulate::py_run_string(paste(
     "from fdakpl import FunctionalRegression, datasets",
     "try:",
-    "    FunctionalRegression('rcst ~ cca', data=datasets.dti_first_visits(), lam=-1.0, interpolate_inputs=True, progress=False).fit()",
+    "    FunctionalRegression('rcst ~ cca', data=datasets.dti_first_visits(), dictionary='nope', interpolate_inputs=True, progress=False).fit()",
     "    msg = None",
     "except ValueError as e:",
     "    msg = str(e)", sep = "\n"), local = TRUE)$msg
   expect_true(is.character(py_message) && nzchar(py_message))
-  err <- expect_error(kpl(rcst ~ cca, d, lambda = -1, interpolate_inputs = TRUE, progress = FALSE),
+  err <- expect_error(kpl(rcst ~ cca, d, dictionary = "nope", interpolate_inputs = TRUE, progress = FALSE),
                       class = "fdakpl_python_error")
+  expect_s3_class(err, "fdakpl_input_error")  # a ValueError is an input problem
   expect_identical(err$python_type, "ValueError")
   expect_identical(err$python_message, py_message)
-  expect_identical(conditionMessage(err), paste0("ValueError (Python): ", py_message))
+  expect_match(conditionMessage(err), "^ValueError \\(Python\\): .*nope")
   expect_match(err$python_traceback, "in fit_from_r", fixed = TRUE, all = FALSE)
-  # without interpolation the NaN in cca is reported by Python, by name
-  err <- expect_error(kpl(rcst ~ cca, d, progress = FALSE), class = "fdakpl_python_error")
-  expect_match(conditionMessage(err), "'cca' has NaN")
+  # without interpolation the NA in cca is reported in R, by name, with the R fixes
+  err <- expect_error(kpl(rcst ~ cca, d, na.action = na.fail, progress = FALSE), class = "fdakpl_input_error")
+  expect_match(conditionMessage(err), "'cca' has NA (gaps in the curve) in rows 17", fixed = TRUE)
+  expect_match(conditionMessage(err), "interpolate_inputs = TRUE", fixed = TRUE)
 })

@@ -48,6 +48,8 @@ test_that("plot_surface() draws and errors name the argument", {
   on.exit(grDevices::dev.off())
   m <- plot_surface(fit, "cca")
   expect_identical(attr(m, "kind"), "coefficient")
+  m2 <- plot(fit, type = "surface", term = "cca")  # the plot method routes to plot_surface()
+  expect_equal(unclass(m2), unclass(m))
   expect_error(coef_surface(fit, "rcst"), "`term` must be one of the model's inputs")
   expect_error(coef_surface(list(), "cca"), "fitted by kpl")
 })
