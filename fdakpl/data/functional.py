@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-SAMPLE = "sample"
+from .labels import SAMPLE, sample_index
 
 __all__ = [
     "SAMPLE",
@@ -36,7 +36,6 @@ __all__ = [
     "location_dim",
     "masked_to_nan",
     "quadrature_weights",
-    "sample_index",
     "to_long",
     "validate_functional",
 ]
@@ -78,20 +77,6 @@ def location_dim(da: xr.DataArray, name: str | None = None) -> str:
             "location dim besides 'sample' (stack or select the extra dims first)"
         )
     return str(others[0])
-
-
-def sample_index(da: xr.DataArray | xr.Dataset) -> pd.Index:
-    """The sample labels as a pandas Index (the object's own index when it has one: its uniqueness is cached).
-
-    Examples
-    --------
-    >>> import xarray as xr
-    >>> sample_index(xr.DataArray([1.0, 2.0], dims="sample", coords={"sample": ["a", "b"]})).is_unique
-    True
-    """
-    if SAMPLE in da.indexes:
-        return da.indexes[SAMPLE]
-    return pd.Index(np.asarray(da[SAMPLE].values))
 
 
 def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:

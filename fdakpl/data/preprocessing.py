@@ -33,10 +33,9 @@ from .functional import (
     masked_to_nan,
     observations_from_long,
     quadrature_weights,
-    sample_index,
     validate_functional,
 )
-from .labels import feature_names, label_keys
+from .labels import feature_names, label_keys, sample_index
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
            "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs",
@@ -206,8 +205,7 @@ def _labels_of(X: Any) -> np.ndarray | None:
         index = X.index
     labels = None if index is None else np.asarray(index)
     if index is not None and not index.is_unique:
-        idx = pd.Index(labels)
-        raise ValueError(f"the inputs have duplicated sample labels {idx[idx.duplicated()].unique()[:5].tolist()}; "
+        raise ValueError(f"the inputs have duplicated sample labels {index[index.duplicated()].unique()[:5].tolist()}; "
                          "labels must identify curves: relabel them")
     return labels
 
