@@ -50,6 +50,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from accuracy_data import BENCHMARKS, Benchmark, dummies, heldout_error  # noqa: E402
+from accuracy_report import summarise, write_report  # noqa: E402
 
 import fdakpl  # noqa: E402
 from fdakpl import FunctionalRegression  # noqa: E402
@@ -140,15 +141,19 @@ def sweep_configs(bench: Benchmark, partial: bool) -> dict[str, dict[str, Any]]:
 def fit_config(bench: Benchmark, train: xr.Dataset, test: xr.Dataset, cfg: dict[str, Any],
                base_kernels: dict) -> tuple[np.ndarray, dict]:
     kernels = {t: Gaussian(cfg["width"] * k.sigma) if isinstance(k, Gaussian) else k for t, k in base_kernels.items()}
+    # explicit kernels are not width-tuned; b_grid=None keeps B = I (no tuning of b for multi-scale dictionaries)
     return fit_fdakpl(bench, train, test, lam="loo", dictionary=_dictionary(cfg["dictionary"]), kernels=kernels,
-                      solver=cfg["solver"])
+                      solver=cfg["solver"], b_grid=None)
 
 
 # ---------------------------------------------------------------------------------------------- runner
-def run_dataset(bench: Benchmark, n_splits: int | None, sweep: bool, mgcv: bool, reuse: dict | None,
-                show: bool) -> dict[str, Any]:
+def run_dataset(bench: Benchmark, split_range: slice, sweep: bool, mgcv: bool, reuse: dict | None,
+                show: bool, checkpoint: Any = None) -> dict[str, Any]:
+    """Every model on the splits ``split_range`` of ``bench``; ``checkpoint(result)`` after each split."""
     ds = bench.load()
-    splits = bench.splits(ds)[:n_splits]
+    all_splits = bench.splits(ds)
+    first = range(len(all_splits))[split_range]
+    splits = all_splits[split_range]
     Y = ds[bench.response].values
     t_keep = np.arange(0, Y.shape[1], bench.thin)
     partial = bool(np.isnan(Y).any())
@@ -156,7 +161,14 @@ def run_dataset(bench: Benchmark, n_splits: int | None, sweep: bool, mgcv: bool,
     models = [m for m in MAIN if m != "mgcv" or mgcv or reuse]
     errors: dict[str, list[float]] = {m: [] for m in [*models, *configs]}
     facts: dict[str, list[dict]] = {m: [] for m in errors}
-    for k, (tr, te) in enumerate(progress(splits, desc=bench.name, enabled=show)):
+    def result() -> dict[str, Any]:
+        done = len(errors[models[0]])
+        return {"formula": bench.formula, "splits": bench.split_label, "n_splits_run": done,
+                "split_indices": list(first)[:done], "error": bench.error, "thin": bench.thin,
+                "partially_observed_response": partial, "notes": bench.notes, "errors": errors, "facts": facts,
+                "summary": summarise(errors, facts, "mgcv" if "mgcv" in errors else None)}
+
+    for k, (tr, te) in zip(first, progress(splits, desc=bench.name, enabled=show), strict=True):
         train, test = ds.isel(sample=tr), ds.isel(sample=te)
         Y_te = test[bench.response].values[:, t_keep]
         fits = {"mean": lambda tr=train, te=test: fit_mean(bench, tr, te),
@@ -184,38 +196,9 @@ def run_dataset(bench: Benchmark, n_splits: int | None, sweep: bool, mgcv: bool,
                     info = {"error": f"{type(err).__name__}: {err}"}
                     errors[key].append(float("nan"))
                 facts[key].append(info)
-    return {"formula": bench.formula, "splits": bench.split_label, "n_splits_run": len(splits),
-            "error": bench.error, "thin": bench.thin, "partially_observed_response": partial,
-            "notes": bench.notes, "errors": errors, "facts": facts,
-            "summary": summarise(errors, facts, "mgcv" if "mgcv" in errors else None)}
-
-
-def summarise(errors: dict[str, list[float]], facts: dict[str, list[dict]], ref: str | None) -> dict[str, Any]:
-    """Mean, sd over splits; paired differences against the reference and the mean; median fit time."""
-    out: dict[str, Any] = {}
-    for m, e in errors.items():
-        e = np.asarray(e, dtype=float)
-        row: dict[str, Any] = {"mean": float(np.mean(e)), "sd": float(np.std(e, ddof=1)) if e.size > 1 else 0.0}
-        for other in ("mgcv", "mean"):
-            if other == m or other not in errors or (other == "mgcv" and ref is None):
-                continue
-            d = e - np.asarray(errors[other], dtype=float)
-            row[f"vs_{other}"] = {"diff": float(np.mean(d)),
-                                  "se": float(np.std(d, ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0,
-                                  "ratio": float(np.mean(e) / np.mean(errors[other])),
-                                  "won": int(np.sum(d < 0)), "of": int(d.size)}
-        times = [f["fit_s"] for f in facts[m] if "fit_s" in f]
-        if times:
-            row["median_fit_s"] = float(np.median(times))
-        lams = [f["lam"] for f in facts[m] if "lam" in f]
-        if lams:
-            row["median_lam"] = float(np.median(lams))
-            row["lam_on_edge"] = int(sum(f.get("lam_on_edge", False) for f in facts[m]))
-        fails = [f["error"] for f in facts[m] if "error" in f]
-        if fails:
-            row["failed"] = {"count": len(fails), "first": fails[0]}
-        out[m] = row
-    return out
+        if checkpoint is not None:
+            checkpoint(result())
+    return result()
 
 
 def machine() -> dict[str, Any]:
@@ -230,7 +213,8 @@ def machine() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--datasets", default=",".join(BENCHMARKS), help="comma-separated subset of " + ",".join(BENCHMARKS))
-    p.add_argument("--splits", type=int, default=None, help="run only the first N splits of each data set")
+    p.add_argument("--splits", default=None,
+                   help="N: only the first N splits of each data set; A:B: splits A to B-1 (to share a run)")
     p.add_argument("--sweep", action="store_true", help="also sweep candidate defaults (widths x dictionaries)")
     p.add_argument("--no-mgcv", action="store_true", help="skip the R reference")
     p.add_argument("--reuse-mgcv", default=None, help="take the mgcv errors from this earlier JSON (same splits)")
@@ -243,6 +227,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if unknown:
         p.error(f"unknown data sets {unknown}; choose from {list(BENCHMARKS)}")
     quick = args.splits is not None or set(names) != set(BENCHMARKS)
+    if args.splits is None:
+        split_range = slice(None)
+    elif ":" in args.splits:
+        a, b = args.splits.split(":")
+        split_range = slice(int(a) if a else None, int(b) if b else None)
+    else:
+        split_range = slice(int(args.splits))
     out = Path(args.out) if args.out else RESULTS / ("accuracy_quick.json" if quick else "accuracy.json")
     reuse = json.loads(Path(args.reuse_mgcv).read_text())["datasets"] if args.reuse_mgcv else {}
     payload: dict[str, Any] = {"machine": machine(), "command": " ".join(sys.argv), "cv_grid": [1e-10, 1e2, 49],
@@ -257,15 +248,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for name in names:
             prev = reuse.get(name)
             ref = {"errors": prev["errors"]["mgcv"], "facts": prev["facts"]["mgcv"]} if prev else None
-            payload["datasets"][name] = run_dataset(BENCHMARKS[name], args.splits, args.sweep,
-                                                    not args.no_mgcv and ref is None, ref, not args.no_progress)
             out.parent.mkdir(exist_ok=True)
-            out.write_text(json.dumps(payload, indent=1))  # after each data set: a partial run keeps its results
+
+            def checkpoint(result: dict[str, Any], name: str = name) -> None:  # a partial run keeps its results
+                payload["datasets"][name] = result
+                out.write_text(json.dumps(payload, indent=1))
+
+            checkpoint(run_dataset(BENCHMARKS[name], split_range, args.sweep, not args.no_mgcv and ref is None, ref,
+                                   not args.no_progress, checkpoint))
     payload["seconds"] = time.perf_counter() - t0
     payload["machine"]["loadavg_end"] = list(os.getloadavg())
     out.write_text(json.dumps(payload, indent=1))
-    from accuracy_report import write_report
-
     write_report(payload, out.with_suffix(".md"), out.with_suffix(".png"))
     print(out.with_suffix(".md").read_text())
     return payload

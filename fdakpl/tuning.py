@@ -486,7 +486,7 @@ def primal_loo_terms(Z: np.ndarray, N: np.ndarray, yy: np.ndarray, Mrot: np.ndar
 
     Examples
     --------
-    >>> from fdakpl.estimators.approx import SufficientStats, primal_decompose
+    >>> from fdakpl.solvers.primal import SufficientStats, primal_decompose
     >>> rng = np.random.default_rng(0); Z = rng.normal(size=(10, 3)); N = rng.normal(size=(10, 2))
     >>> dec = primal_decompose(SufficientStats.from_chunk(Z, N), np.eye(2), np.eye(2))
     >>> primal_loo_terms(Z, N, (N ** 2).sum(1), np.eye(2), dec, np.array([0.1, 1.0])).shape
@@ -541,7 +541,8 @@ def primal_loo_block(ctx: tuple, start: int, limit: bool, *blocks: np.ndarray) -
 
     Examples
     --------
-    >>> from fdakpl.estimators.approx import Nystroem, SufficientStats, primal_decompose
+    >>> from fdakpl.estimators.approx import Nystroem
+    >>> from fdakpl.solvers.primal import SufficientStats, primal_decompose
     >>> from fdakpl.kernels import Gaussian
     >>> from fdakpl.solvers import streaming as st
     >>> X, Y = np.arange(4.0)[:, None], np.ones((4, 2)); inp = st.as_inputs(X)

@@ -16,10 +16,11 @@ from fdakpl import FunctionalRegression, KPLRegressor
 from fdakpl.data.functional import Observations
 from fdakpl.data.integration import integration_weights
 from fdakpl.dictionaries import Fourier
-from fdakpl.estimators.approx import ApproxKPLRegressor, Nystroem, SufficientStats, primal_decompose
+from fdakpl.estimators.approx import ApproxKPLRegressor, Nystroem
 from fdakpl.kernels import Gaussian, Product, ScaleDecay
 from fdakpl.selection import ridge_path
 from fdakpl.solvers.closed_form import brute_force_ridge
+from fdakpl.solvers.primal import SufficientStats, primal_decompose
 from fdakpl.tuning import curve_loo_path, curve_quadratics, tune_closed_form, warn_on_edge
 
 from .conftest import make_problem

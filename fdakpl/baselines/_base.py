@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import xarray as xr
 from scipy.spatial.distance import cdist
-from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import SAMPLE, Observations, interpolate_missing, quadrature_weights
@@ -28,6 +27,7 @@ from ..data.preprocessing import (
     prepare_inputs,
     prepare_response,
 )
+from ..estimators.base import FunctionalEstimator
 
 __all__ = ["FunctionalBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
 
@@ -122,7 +122,7 @@ def responses_on_grid(obs: Observations, domain: tuple[float, float],
     return grid, out
 
 
-class FunctionalBaseline(RegressorMixin, BaseEstimator):
+class FunctionalBaseline(FunctionalEstimator):
     """Base class of the competitors (not for direct use).
 
     Subclasses store ``center``, ``domain`` and ``interpolate_inputs`` among
@@ -259,27 +259,3 @@ class FunctionalBaseline(RegressorMixin, BaseEstimator):
         if self.mean_ is not None:
             out = out + self.mean_(theta)[None, None, :]
         return out
-
-    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Integrated R^2 over the observed points of ``y`` (as :meth:`fdakpl.KPLRegressor.score`)."""
-        if sample_weight is not None:
-            raise NotImplementedError("sample_weight is not supported")
-        check_is_fitted(self, "response_info_")
-        info0 = self.response_info_
-        obs, info = prepare_response(y, info0.grid if info0.kind in {"array", "vector"} else None, info0.domain)
-        if obs.grid is None or obs.grid_index is None:
-            raise ValueError("score needs responses on a grid")
-        Yhat = np.asarray(self.predict(X, at=obs.grid), dtype=float)
-        Yhat = Yhat[:, None] if Yhat.ndim == 1 else Yhat
-        pred = Yhat[obs.index, obs.grid_index]
-        ybar = MeanFunction(obs, info.domain)(obs.location)
-        ss_tot = float(np.sum((obs.value - ybar) ** 2))
-        ss_res = float(np.sum((obs.value - pred) ** 2))
-        return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
-
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        tags.input_tags.allow_nan = False
-        return tags

@@ -8,13 +8,12 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import SAMPLE, Observations, check_domain, check_locations
 from ..data.integration import integration_weights
 from ..data.preprocessing import (
-    MeanFunction,
     center_responses,
     check_same_samples,
     n_samples_of,
@@ -36,6 +35,7 @@ from ..solvers.closed_form import (
 )
 from ..solvers.design import point_design
 from ..solvers.dispatch import resolve_solver, solve_kpl
+from .base import FunctionalEstimator
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
@@ -136,7 +136,7 @@ def _param_names(cls: type) -> list[str]:
     return BaseEstimator._get_param_names.__func__(cls)  # type: ignore[attr-defined]
 
 
-class KPLRegressor(RegressorMixin, BaseEstimator):
+class KPLRegressor(FunctionalEstimator):
     """Kernel-based projection learning for functional (curve) responses.
 
     Predicts ``y(theta) = mean(theta) + sum_l h_l(x) phi_l(theta)`` with ``h``
@@ -477,35 +477,6 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
             return Yhat[:, 0]
         return Yhat
 
-    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Integrated R^2 over the observed points of ``y``.
-
-        ``1 - sum (y - yhat)^2 / sum (y - ybar(theta))^2`` over observed
-        points, with ``ybar`` the pointwise mean of ``y``.
-
-        Examples
-        --------
-        >>> X = np.linspace(0, 1, 20)[:, None]; Y = np.sin(3 * X * np.linspace(0, 1, 40))
-        >>> m = KPLRegressor(lam=1e-8).fit(X, Y)
-        >>> m.score(X, Y) > 0.99
-        True
-        """
-        if sample_weight is not None:
-            raise NotImplementedError("sample_weight is not supported")
-        obs, info = prepare_response(y, getattr(self.response_info_, "grid", None)
-                                     if self.response_info_.kind in {"array", "vector"} else None,
-                                     self.response_info_.domain)
-        Yhat = np.asarray(self.predict(X, at=obs.grid if obs.grid is not None else None), dtype=float)
-        if Yhat.ndim == 1:
-            Yhat = Yhat[:, None]
-        if obs.grid is None:
-            raise ValueError("score needs responses on a grid")
-        pred = Yhat[obs.index, obs.grid_index]
-        ybar = MeanFunction(obs, info.domain)(obs.location)
-        ss_tot = float(np.sum((obs.value - ybar) ** 2))
-        ss_res = float(np.sum((obs.value - pred) ** 2))
-        return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
-
     def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
         """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
 
@@ -521,14 +492,6 @@ class KPLRegressor(RegressorMixin, BaseEstimator):
         from ..io.netcdf import save
 
         return save(self, path, engine=engine, overwrite=overwrite)
-
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        tags.input_tags.allow_nan = False
-        return tags
-
 
 def _own(x: Any) -> Any:
     """A copy of kernel inputs (arrays, or a mapping of arrays per term) that shares no memory with the caller's."""

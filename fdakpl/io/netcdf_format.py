@@ -46,7 +46,8 @@ KIND_ESTIMATOR = "fdakpl.estimator"
 STATE_VAR = "fdakpl_state"
 PREFIX = "fdakpl."
 _MODULES = ("kernels", "dictionaries", "losses", "data.preprocessing", "solvers.closed_form", "selection",
-            "tuning", "estimators.kpl", "estimators.approx", "regression", "results.core")
+            "solvers.features", "solvers.primal", "tuning", "estimators.kpl", "estimators.approx", "regression",
+            "results.core")
 #: classes that hold user code and therefore cannot be stored without pickle
 DENY = {"fdakpl.CustomLoss"}
 

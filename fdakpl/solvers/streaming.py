@@ -502,7 +502,7 @@ def stats_pass(plan: ChunkPlan, ctx: StatsContext, progress: bool | None = None)
     array([[4., 4.],
            [4., 4.]])
     """
-    from ..estimators.approx import SufficientStats
+    from .primal import SufficientStats
 
     T = reduce_pass(plan, _block_stats, ctx, progress, "sufficient statistics")
     return SufficientStats(np.asarray(T), int(plan.bounds[-1][1]), int(ctx.features.n_features_))
