@@ -457,6 +457,14 @@ def check_spd(B: Any, name: str = "B") -> np.ndarray:
         raise ValueError(f"{name} must be a square matrix, got shape {B.shape}")
     if not np.all(np.isfinite(B)):
         raise ValueError(f"{name} has NaN or infinite entries")
+    diag = np.diag(B)
+    if np.count_nonzero(B) == np.count_nonzero(diag):  # diagonal: its entries are its eigenvalues
+        if diag.min() <= 1e-12 * diag.max() or diag.max() <= 0:
+            raise ValueError(
+                f"{name} is not positive definite (smallest eigenvalue {diag.min():.3g}); add a ridge, "
+                f"e.g. {name} + 1e-8 * trace({name}) / d * I"
+            )
+        return B
     scale = max(np.abs(B).max(), 1e-300)
     if not np.allclose(B, B.T, rtol=0, atol=1e-10 * scale):
         raise ValueError(f"{name} is not symmetric; pass (B + B.T) / 2 if that is what you meant")

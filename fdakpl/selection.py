@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
@@ -205,19 +205,42 @@ def _param_grid(grid: Mapping[str, Sequence[Any]] | None) -> list[dict[str, Any]
     return [dict(zip(keys, vals, strict=True)) for vals in product(*(grid[k] for k in keys))]
 
 
-def _fold_scores(estimator: Any, params: dict[str, Any], X: Any, Y: Any, train: np.ndarray, test: np.ndarray,
-                 lams: np.ndarray, subset_x, subset_y, fit_params: dict[str, Any]) -> np.ndarray:
-    """Test error (mean over test curves of the weighted error) at every lambda for one fold."""
+#: set in a worker process once its BLAS pools are limited to one thread (entering threadpool_limits per task
+#: re-reads the process's library map: milliseconds per task)
+_WORKER_LIMITED = False
+
+
+#: below this many curves kfold_path runs in this process whatever n_jobs says (see kfold_path)
+PARALLEL_MIN_SAMPLES = 500
+
+
+def _limit_worker_threads() -> None:
+    global _WORKER_LIMITED
+    if not _WORKER_LIMITED:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)  # for the life of this (loky) worker process
+        _WORKER_LIMITED = True
+
+
+def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, Any, Any], lams: np.ndarray,
+                 fit_params: dict[str, Any], in_worker: bool) -> np.ndarray:
+    """Test error (mean over test curves of the weighted error) at every lambda for one fold.
+
+    ``fold`` holds the training inputs, training responses, test inputs and test responses (sliced once per
+    fold by :func:`kfold_path`). In a worker process the BLAS pools are limited to one thread once.
+    """
     from sklearn.base import clone
-    from threadpoolctl import threadpool_limits
 
     from .solvers.closed_form import ridge_coef
 
-    with threadpool_limits(1), silenced():  # a fold's warnings are not repeated (and no global filter changes)
+    if in_worker:
+        _limit_worker_threads()
+    X_tr, Y_tr, Xte, Y_te = fold
+    with silenced():  # a fold's warnings are not repeated (and no global filter changes)
         est = clone(estimator).set_params(**params, lam=float(lams[0]))
-        est.fit(subset_x(X, train), subset_y(Y, train), **fit_params)
-        Xte = subset_x(X, test)
-        obs_te, _info = _test_obs(est, subset_y(Y, test))
+        est.fit(X_tr, Y_tr, **fit_params)
+        obs_te, _info = _test_obs(est, Y_te)
         theta = obs_te.grid if obs_te.grid is not None else obs_te.location
         phi = est.dictionary_.evaluate(theta)
         mean = est.mean_(theta) if est.mean_ is not None else np.zeros(theta.size)
@@ -231,7 +254,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], X: Any, Y: Any, train: 
             if est.decomposition_ is not None:
                 W = ridge_coef(est.decomposition_, float(lam), times_B=True)
             else:
-                W = est.set_params(lam=float(lam)).fit(subset_x(X, train), subset_y(Y, train), **fit_params).coef_B_
+                W = est.set_params(lam=float(lam)).fit(X_tr, Y_tr, **fit_params).coef_B_
             pred_c = (Kn @ W) @ phi.T + mean  # (n_test, m) on grid, or (n_test, N) at points
             pred = pred_c[obs_te.index, obs_te.grid_index] if obs_te.grid_index is not None else \
                 pred_c[obs_te.index, np.arange(obs_te.index.size)]
@@ -293,7 +316,9 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     random_state : int, optional
         Seed of the fold assignment (reproducible).
     n_jobs : int
-        Worker processes (joblib/loky), each limited to one BLAS thread.
+        Worker processes (joblib/loky), each limited to one BLAS thread; with fewer than
+        ``PARALLEL_MIN_SAMPLES`` (500) curves the folds run in this process (one BLAS thread), where
+        processes were measured not to pay.
     progress_bar : bool
     subset_x, subset_y : callables ``(data, rows) -> data``, optional
         How to take rows of ``X`` and ``Y`` (defaults handle arrays,
@@ -341,10 +366,17 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     params = _param_grid(param_grid)
     tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
     it = progress(tasks, desc="cross-validation", enabled=progress_bar, total=len(tasks))
-    runner = Parallel(n_jobs=n_jobs, backend="loky" if n_jobs != 1 else "sequential", return_as="list")
-    with _child_process_env():
-        results = runner(delayed(_fold_scores)(estimator, params[p], X, Y, folds[f][0], folds[f][1], lams,
-                                               subset_x, subset_y, fit_params or {}) for p, f in it)
+    from threadpoolctl import threadpool_limits
+
+    # the rows of each fold are taken once, not once per parameter setting
+    fold_data = [(subset_x(X, tr), subset_y(Y, tr), subset_x(X, te), subset_y(Y, te)) for tr, te in folds]
+    # processes pay only when a fold's fit outweighs shipping the task: at DTI size (70 curves, 220 fits)
+    # two loky workers were measured no faster than one (the paper's CV protocol, 2 shared cores; issue 15)
+    sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
+    runner = Parallel(n_jobs=n_jobs, backend="sequential" if sequential else "loky", return_as="list")
+    with _child_process_env(), threadpool_limits(1) if sequential else nullcontext():
+        results = runner(delayed(_fold_scores)(estimator, params[p], fold_data[f], lams, fit_params or {},
+                                               not sequential) for p, f in it)
     scores = np.empty((len(params), len(folds), lams.size))
     for (p, f), s in zip(tasks, results, strict=True):
         scores[p, f] = s

@@ -59,7 +59,10 @@ def test_edge_warning():
         assert check_edge(np.array([1e-3, 1e-2, 1e-1]), 0, "gcv")
 
 
-def test_kfold_is_reproducible_and_matches_manual_folds(rng):
+def test_kfold_is_reproducible_and_matches_manual_folds(rng, monkeypatch):
+    import fdakpl.selection as selection
+
+    monkeypatch.setattr(selection, "PARALLEL_MIN_SAMPLES", 0)  # exercise the worker processes at this small n
     X, Y, grid = make_problem(rng, n=24, m=15, missing=0.2)
     est = KPLRegressor(dictionary=Fourier(3), kernel=Gaussian(1.0))
     a = kfold_path(est, X, Y, lams=[1e-4, 1e-2], param_grid={"kernel__sigma": [0.5, 2.0]}, n_splits=4,
@@ -77,10 +80,14 @@ def test_kfold_is_reproducible_and_matches_manual_folds(rng):
     assert a["scores"][1, 1] == pytest.approx(np.mean(errs), rel=1e-9)
 
 
-def test_parallel_cv_survives_rpy2_environment(rng):
+def test_parallel_cv_survives_rpy2_environment(rng, monkeypatch):
     """rpy2 prepends R's lib dirs to LD_LIBRARY_PATH; loky workers must still start (fdakpl.selection)."""
     pytest.importorskip("rpy2.robjects", reason="needs rpy2 and R")
     import os
+
+    import fdakpl.selection as selection
+
+    monkeypatch.setattr(selection, "PARALLEL_MIN_SAMPLES", 0)
 
     assert "R_HOME" in os.environ
     X, Y, grid = make_problem(rng, n=20, m=10)

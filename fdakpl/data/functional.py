@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-SAMPLE = "sample"
+from .labels import SAMPLE, sample_index
 
 __all__ = [
     "SAMPLE",
@@ -131,7 +131,7 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             f"{label!r}: location dim {loc!r} has no coordinate; assign one with "
             f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))"
         )
-    coord = np.asarray(da[loc].values)
+    coord = np.asarray(da.coords.variables[loc].values)
     if coord.dtype.kind in "mM":
         unit = "np.timedelta64(1, 's')" if coord.dtype.kind == "m" else "np.timedelta64(1, 'D')"
         start = "" if coord.dtype.kind == "m" else f" - da[{loc!r}][0]"
@@ -156,7 +156,7 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             f"{label!r}: location coordinate {loc!r} is not strictly increasing; sort "
             f"it with da.sortby({loc!r}) and drop duplicated locations"
         )
-    if SAMPLE in da.coords and not pd.Index(da[SAMPLE].values).is_unique:
+    if SAMPLE in da.coords and not sample_index(da).is_unique:
         dup = pd.Index(da[SAMPLE].values)
         shown = dup[dup.duplicated()].unique()[:5].tolist()
         raise ValueError(
@@ -164,7 +164,7 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             "cross-validation and alignment use them): relabel, e.g. "
             "da.assign_coords(sample=np.arange(da.sizes['sample']))"
         )
-    out = da.transpose(SAMPLE, loc)
+    out = da if da.dims == (SAMPLE, loc) else da.transpose(SAMPLE, loc)
     if out.dtype != np.float64:
         out = out.astype(np.float64)
     return out

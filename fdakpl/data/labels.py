@@ -13,7 +13,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["feature_names", "label_keys"]
+__all__ = ["feature_names", "label_keys", "sample_index"]
+
+#: the sample dimension of functional variables (re-exported by fdakpl.data.functional)
+SAMPLE = "sample"
 
 
 def label_keys(labels: Any) -> list[str]:
@@ -44,3 +47,17 @@ def feature_names(X: Any) -> list[str] | None:
     if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
         return [str(c) for c in X.columns]
     return None
+
+
+def sample_index(da: Any) -> pd.Index:
+    """The sample labels as a pandas Index (the object's own index when it has one: its uniqueness is cached).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> sample_index(xr.DataArray([1.0, 2.0], dims="sample", coords={"sample": ["a", "b"]})).is_unique
+    True
+    """
+    if SAMPLE in da.indexes:
+        return da.indexes[SAMPLE]
+    return pd.Index(np.asarray(da[SAMPLE].values))

@@ -35,7 +35,7 @@ from .functional import (
     quadrature_weights,
     validate_functional,
 )
-from .labels import feature_names, label_keys
+from .labels import feature_names, label_keys, sample_index
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
            "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs",
@@ -99,8 +99,9 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
                         "numbers (the formula interface does this with C(...)), or convert numeric text with "
                         ".astype(float)")
     try:
-        arr = check_array(X, accept_sparse=False, dtype=np.float64, ensure_2d=True, allow_nd=True,
-                          ensure_all_finite=False, input_name=name, ensure_min_samples=0)
+        fast = isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim >= 2 and X.shape[1] > 0
+        arr = X if fast else check_array(X, accept_sparse=False, dtype=np.float64, ensure_2d=True, allow_nd=True,
+                                         ensure_all_finite=False, input_name=name, ensure_min_samples=0)
     except TypeError as err:
         raise TypeError(f"{name!r} must be numeric; encode categories as numbers (the formula interface does "
                         f"this with C(...)): {err}") from None
@@ -197,14 +198,14 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
 
 
 def _labels_of(X: Any) -> np.ndarray | None:
-    labels = None
+    index = None  # the object's own index: its uniqueness is cached
     if isinstance(X, xr.DataArray) and SAMPLE in X.dims and SAMPLE in X.coords:
-        labels = np.asarray(X[SAMPLE].values)
+        index = sample_index(X)
     elif isinstance(X, (pd.DataFrame, pd.Series)):
-        labels = np.asarray(X.index)
-    if labels is not None and not pd.Index(labels).is_unique:
-        idx = pd.Index(labels)
-        raise ValueError(f"the inputs have duplicated sample labels {idx[idx.duplicated()].unique()[:5].tolist()}; "
+        index = X.index
+    labels = None if index is None else np.asarray(index)
+    if index is not None and not index.is_unique:
+        raise ValueError(f"the inputs have duplicated sample labels {index[index.duplicated()].unique()[:5].tolist()}; "
                          "labels must identify curves: relabel them")
     return labels
 
@@ -454,7 +455,10 @@ class MeanFunction:
 
     def __init__(self, obs: Observations, domain: tuple[float, float],
                  derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
-        cells, cell_of, binned = location_cells(obs.location, domain)
+        grid = obs.grid is not None and obs.grid_index is not None  # same cells, without sorting every point
+        cells, cell_of, binned = (location_cells(obs.grid, domain, np.bincount(obs.grid_index, minlength=obs.grid.size))
+                                  if grid else location_cells(obs.location, domain))
+        cell_of = cell_of[obs.grid_index] if grid else cell_of
         k = cells.size
         self._set(cells, cell_locations(obs.value, cell_of, k, derivative),
                   np.bincount(cell_of, minlength=k).astype(float),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -12,6 +14,31 @@ from ..data.functional import Observations
 __all__ = ["DOMAIN_TOL", "Dictionary", "GridDictionary", "dense_on_grid", "p1_evaluate", "p1_gram"]
 
 DOMAIN_TOL = 1e-9
+
+#: fitted states of dictionaries that do not depend on the data, by (class, parameters, domain, setup key);
+#: a fit of an equal dictionary (a clone, the next fold, the next refit) reuses atoms, Gram and its
+#: eigendecompositions instead of rebuilding them
+_STATES: OrderedDict[Any, dict[str, Any]] = OrderedDict()
+_STATES_MAX = 64
+#: what is derived from a fitted state (eigendecompositions of ``B^1/2 G B^1/2`` by ``B^1/2``, atoms at given
+#: locations), by ``id`` of the state's Gram matrix (held, so the id stays valid): kept off the instances, whose
+#: attributes are what ``save()`` stores
+_DERIVED: OrderedDict[int, tuple[np.ndarray, OrderedDict[Any, Any]]] = OrderedDict()
+_DERIVED_MAX = 16
+#: atoms at given locations are kept for reuse up to this many values (2 MiB) per evaluation
+_EVAL_CACHE_VALUES = 2**18
+
+
+@functools.cache
+def _param_names(cls: type) -> list[str]:
+    return BaseEstimator._get_param_names.__func__(cls)  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _signature_names(cls: type) -> tuple[str, ...]:
+    import inspect
+
+    return tuple(p for p in inspect.signature(cls.__init__).parameters if p != "self")
 
 
 class Dictionary(BaseEstimator):
@@ -42,6 +69,11 @@ class Dictionary(BaseEstimator):
     def _gram(self) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _setup_key(self, obs: Observations | None) -> Any:
+        """What, besides the parameters and the domain, :meth:`_setup` reads from ``obs`` (hashable), or
+        None when the fitted state must not be reused (data-dependent or unknown: the default)."""
+        return None
+
     # -- public API -------------------------------------------------------
     def fit(self, obs: Observations | None = None, domain: tuple[float, float] | None = None) -> Dictionary:
         """Set the domain and any data-dependent atoms; returns ``self``.
@@ -68,8 +100,22 @@ class Dictionary(BaseEstimator):
             raise ValueError(f"{type(self).__name__} is fitted on the responses: pass obs")
         if obs is not None:
             self._check_inside(obs.location, "response locations")
+        key = None if self.data_dependent else self._setup_key(obs)
+        if key is not None:
+            key = (type(self), repr(self), self.domain_, key)
+            state = _STATES.get(key)
+            if state is not None:
+                _STATES.move_to_end(key)
+                self.__dict__.update(state)
+                return self
         self._setup(obs)
         self._gram_cache = None
+        if key is not None:
+            self.gram()  # computed once per state
+            params = set(self._get_param_names())
+            _STATES[key] = {k: v for k, v in vars(self).items() if k not in params}
+            if len(_STATES) > _STATES_MAX:
+                _STATES.popitem(last=False)
         return self
 
     @property
@@ -92,12 +138,30 @@ class Dictionary(BaseEstimator):
             )
 
     def evaluate(self, theta: Any) -> np.ndarray:
-        """Atoms at locations ``theta``: array of shape ``(len(theta), n_atoms)``."""
+        """Atoms at locations ``theta``: array of shape ``(len(theta), n_atoms)``.
+
+        For a dictionary that does not depend on the data the result is kept for reuse (read-only).
+        """
         self._require_fitted()
         theta = np.atleast_1d(np.asarray(theta, dtype=float))
+        reuse = (not self.data_dependent and theta.ndim == 1
+                 and theta.size * self.scales_.size <= _EVAL_CACHE_VALUES)
+        if reuse:  # the atoms at the training grid serve the fit and every prediction
+            cache = self._derived()
+            key = ("evaluate", theta.tobytes())
+            hit = cache.get(key)
+            if hit is not None:
+                cache.move_to_end(key)
+                return hit
         self._check_inside(theta)
         lo, hi = self.domain_
-        return self._evaluate(np.clip(theta, lo, hi))
+        out = self._evaluate(np.clip(theta, lo, hi))
+        if reuse:
+            out.flags.writeable = False
+            cache[key] = out
+            if len(cache) > _DERIVED_MAX:
+                cache.popitem(last=False)
+        return out
 
     def gram(self) -> np.ndarray:
         """Gram matrix ``(<phi_l, phi_l'>_{L2})``, shape ``(n_atoms, n_atoms)``."""
@@ -106,6 +170,58 @@ class Dictionary(BaseEstimator):
             g = self._gram()
             self._gram_cache = 0.5 * (g + g.T)
         return self._gram_cache.copy()
+
+    def scaled_gram_eigh(self, b_half: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Eigenvalues (ascending) and eigenvectors of ``B^{1/2} G B^{1/2}`` (of ``G`` when ``b_half`` is None).
+
+        Cached on the dictionary (and shared by its equal copies when the dictionary does not depend on the
+        data), so that a refit, a fold or a lambda path reuses it. The result is read-only.
+
+        Examples
+        --------
+        >>> from fdakpl.dictionaries import Fourier
+        >>> e, V = Fourier(1).fit(domain=(0.0, 1.0)).scaled_gram_eigh(np.diag([1.0, 2.0, 2.0]))
+        >>> np.round(e, 8)
+        array([1., 4., 4.])
+        """
+        self._require_fitted()
+        cache = self._derived()
+        key = ("eigh", b"" if b_half is None else np.ascontiguousarray(b_half, dtype=float).tobytes())
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+            return hit
+        g = self._gram_cache
+        if b_half is None:
+            C = g
+        else:
+            bh = np.asarray(b_half, dtype=float)
+            C = bh[:, None] * g * bh[None, :] if bh.ndim == 1 else bh @ g @ bh
+        e, V = np.linalg.eigh(0.5 * (C + C.T))
+        e.flags.writeable = False
+        V.flags.writeable = False
+        cache[key] = (e, V)
+        if len(cache) > _DERIVED_MAX:
+            cache.popitem(last=False)
+        return e, V
+
+    def _derived(self) -> OrderedDict[Any, Any]:
+        """The cache of what is derived from this fitted state (shared by equal copies)."""
+        if getattr(self, "_gram_cache", None) is None:
+            self.gram()
+        g = self._gram_cache
+        entry = _DERIVED.get(id(g))
+        if entry is None or entry[0] is not g:
+            entry = _DERIVED[id(g)] = (g, OrderedDict())
+            if len(_DERIVED) > _STATES_MAX:
+                _DERIVED.popitem(last=False)
+        else:
+            _DERIVED.move_to_end(id(g))
+        return entry[1]
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return _param_names(cls)  # inspect.signature once per class (clone, repr, get_params)
 
     @property
     def n_atoms_(self) -> int:
@@ -125,9 +241,7 @@ class Dictionary(BaseEstimator):
             ", progress=False", "")
 
     def __repr__(self) -> str:
-        import inspect
-
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        names = _signature_names(type(self))
         params = ", ".join(f"{k}={getattr(self, k)!r}" for k in names)
         return f"{type(self).__name__}({params})"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.interpolate import BSpline as _SciPyBSpline
 
@@ -36,6 +38,9 @@ class BSpline(Dictionary):
         self.n_basis = n_basis
         self.degree = degree
         self.domain = domain
+
+    def _setup_key(self, obs: Observations | None) -> Any:
+        return ()  # parameters and domain only
 
     def _setup(self, obs: Observations | None) -> None:
         k, nb = int(self.degree), int(self.n_basis)

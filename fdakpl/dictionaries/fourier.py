@@ -39,6 +39,9 @@ class Fourier(Dictionary):
         self.n_freqs = n_freqs
         self.domain = domain
 
+    def _setup_key(self, obs: Observations | None) -> Any:
+        return ()  # parameters and domain only
+
     def _setup(self, obs: Observations | None) -> None:
         if int(self.n_freqs) != self.n_freqs or self.n_freqs < 0:
             raise ValueError(f"n_freqs must be a non-negative integer, got {self.n_freqs!r}")

@@ -64,8 +64,13 @@ class Wavelet(GridDictionary):
         self.resolution = resolution
         self.domain = domain
 
+    def _setup_key(self, obs: Observations | None) -> Any:
+        if self.resolution is not None:
+            return ()
+        return obs.grid.size if (obs is not None and obs.grid is not None) else 64
+
     def _setup(self, obs: Observations | None) -> None:
-        if self.wavelet not in pywt.wavelist(kind="discrete"):
+        if self.wavelet not in _discrete_wavelets():
             raise ValueError(f"unknown discrete wavelet {self.wavelet!r}; see pywt.wavelist(kind='discrete')")
         if self.mode not in pywt.Modes.modes:
             raise ValueError(f"unknown extension mode {self.mode!r}; one of {pywt.Modes.modes}")
@@ -86,6 +91,12 @@ class Wavelet(GridDictionary):
         self.coeff_slices_ = slices
         self.scales_ = np.concatenate([np.full(k, j) for j, k in enumerate(lengths)]).astype(int)
         self.max_level_ = pywt.dwt_max_level(n, pywt.Wavelet(self.wavelet).dec_len)
+
+
+@functools.lru_cache(maxsize=1)
+def _discrete_wavelets() -> frozenset[str]:
+    """``pywt.wavelist(kind="discrete")``, built once."""
+    return frozenset(pywt.wavelist(kind="discrete"))
 
 
 @functools.lru_cache(maxsize=64)

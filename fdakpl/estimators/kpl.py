@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
 import numpy as np
 import xarray as xr
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import SAMPLE, Observations, check_domain, check_locations
@@ -23,7 +25,14 @@ from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
 from ..notices import warn
-from ..solvers.closed_form import decompose, project_observations, ridge_coef, ridge_sylvester
+from ..solvers.closed_form import (
+    decompose,
+    project_observations,
+    ridge_coef,
+    ridge_single,
+    ridge_sylvester,
+    sym_sqrt,
+)
 from ..solvers.design import point_design
 from ..solvers.dispatch import resolve_solver, solve_kpl
 from .base import FunctionalEstimator
@@ -32,6 +41,14 @@ __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
 #: fraction of the available memory that the exact solver may plan to use (see :func:`check_exact_memory`)
 MEMORY_FRACTION = 0.5
+#: from this many training curves, ``solver="auto"`` with the square loss solves for its one lambda by
+#: :func:`fdakpl.solvers.closed_form.ridge_single` (Cholesky or tridiagonal reduction) instead of the full
+#: eigendecomposition of ``K``; measured (benchmarks/bench_single_lambda.py, one BLAS thread): the single route
+#: is 2x (B = 1.5^-scale) to 5x (B = I) faster from n = 250 on; below 500 curves the eigendecomposition costs
+#: under 25 ms and is kept, as it gives the whole lambda path (``decomposition_``) for free
+SINGLE_LAMBDA_MIN_N = 500
+#: below this estimate (64 MiB, n of about 1,000) the available memory is not read: any machine has it
+SMALL_PROBLEM_BYTES = 64 * 2**20
 
 
 def _available_memory() -> float | None:
@@ -63,7 +80,8 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
         Bytes the fit may use: ``None`` reads the environment variable
         ``FDAKPL_MEMORY_LIMIT`` (bytes, or ``"inf"``), else takes
         ``MEMORY_FRACTION`` (one half) of the available memory (psutil, or
-        ``os.sysconf``); ``float("inf")`` or ``"inf"`` turns the check off.
+        ``os.sysconf``; not read when the estimate is below ``SMALL_PROBLEM_BYTES``);
+        ``float("inf")`` or ``"inf"`` turns the check off.
 
     Returns
     -------
@@ -89,6 +107,8 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
     if limit is None:
         limit = os.environ.get("FDAKPL_MEMORY_LIMIT")
     if limit is None:
+        if estimate < SMALL_PROBLEM_BYTES:  # no memory read for a small fit (it costs more than the fit)
+            return estimate
         avail = _available_memory()
         if avail is None:  # pragma: no cover - cannot tell
             return estimate
@@ -109,6 +129,11 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
         )
     return estimate
 
+
+
+@functools.cache
+def _param_names(cls: type) -> list[str]:
+    return BaseEstimator._get_param_names.__func__(cls)  # type: ignore[attr-defined]
 
 
 class KPLRegressor(FunctionalEstimator):
@@ -145,6 +170,11 @@ class KPLRegressor(FunctionalEstimator):
     solver : {"auto", "eig", "sylvester", "exact_partial", "iterative"}
         ``"eig"``: the plug-in closed form by eigendecompositions (whole
         lambda path; stable for singular Gram matrices), the fastest;
+        ``"auto"`` with the square loss is ``"eig"``, except that from
+        ``SINGLE_LAMBDA_MIN_N`` (500) training curves it solves for its one
+        lambda without the eigendecomposition of ``K``
+        (:func:`fdakpl.solvers.closed_form.ridge_single`; ``decomposition_``
+        is then None: pass ``solver="eig"`` to keep the lambda path);
         ``"sylvester"``: the same closed form by a Sylvester solver for one
         lambda; ``"exact_partial"``: the exact square-loss minimiser for
         partially observed curves, with per-curve estimated Gram matrices
@@ -205,6 +235,9 @@ class KPLRegressor(FunctionalEstimator):
         The integration mode used.
     solver_ : str
         The solver used (``"auto"`` resolved).
+    route_ : str or None
+        How the closed form was solved: ``"eigendecomposition"`` (``decomposition_`` holds the lambda
+        path), ``"cholesky"`` or ``"tridiagonal"`` (single-lambda route), None for the other solvers.
     loss_ : GroundLoss
         The loss fitted, at the responses' scale when its parameter is relative.
     response_scale_ : float or None
@@ -255,6 +288,10 @@ class KPLRegressor(FunctionalEstimator):
         self.solver_options = solver_options
         self.approx = approx
         self.memory_limit = memory_limit
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return _param_names(cls)  # inspect.signature once per class (clone, get_params in cross-validation)
 
     # ------------------------------------------------------------------
     def _kernel(self) -> Kernel:
@@ -326,7 +363,7 @@ class KPLRegressor(FunctionalEstimator):
         G = dic.gram()
         B = check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_), "output_matrix")
         self.gram_, self.B_ = G, B
-        self._warn_unsupported_atoms(obs, G)
+        self._warn_unsupported_atoms(obs, dic)
 
         # inner products nu and kernel matrix
         weights, self.integration_ = integration_weights(obs_c, dom, self.integration)
@@ -337,9 +374,17 @@ class KPLRegressor(FunctionalEstimator):
         self.nu_ = N
 
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
+        self.route_ = None
         if self.solver_ == "eig":
-            self.decomposition_ = decompose(K, G, B, N)
-            self.coef_ = ridge_coef(self.decomposition_, self.lam)
+            Bs = sym_sqrt(B)
+            out_eigh = dic.scaled_gram_eigh(Bs[0])
+            if self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eigendecomposition of K
+                self.decomposition_ = None
+                self.coef_, self.route_ = ridge_single(K, G, B, N, self.lam, output_eigh=out_eigh, B_sqrt=Bs)
+            else:
+                self.decomposition_ = decompose(K, G, B, N, output_eigh=out_eigh, B_sqrt=Bs)
+                self.coef_ = ridge_coef(self.decomposition_, self.lam)
+                self.route_ = "eigendecomposition"
         elif self.solver_ == "sylvester":
             self.decomposition_ = None
             self.coef_ = ridge_sylvester(K, G, B, N, self.lam)
@@ -359,9 +404,17 @@ class KPLRegressor(FunctionalEstimator):
         self.n_samples_fit_ = n
         return self
 
-    def _warn_unsupported_atoms(self, obs: Observations, G: np.ndarray) -> None:
-        q = np.unique(obs.location).size
-        rank = np.linalg.matrix_rank(G, tol=1e-10 * max(np.abs(G).max(), 1e-300) * G.shape[0])
+    def _warn_unsupported_atoms(self, obs: Observations, dic: Dictionary) -> None:
+        d = dic.n_atoms_
+        if obs.grid is not None and obs.grid_index is not None:
+            q = int(np.count_nonzero(np.bincount(obs.grid_index, minlength=obs.grid.size)))
+        else:
+            q = np.unique(obs.location).size
+        if d <= q:  # the rank cannot exceed d
+            return
+        # rank of G from its cached eigenvalues (G is symmetric: singular values = |eigenvalues|)
+        ev = np.abs(dic.scaled_gram_eigh()[0])
+        rank = int(np.count_nonzero(ev > 1e-10 * max(float(np.abs(dic.gram()).max()), 1e-300) * d))
         if rank > q:
             warn(
                 f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "

@@ -146,9 +146,9 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
             theta = self.estimator.grid_ if at is None else check_locations(at, "at")
             pred = xr.DataArray(pred, dims=(SAMPLE, self.response_dim), coords={self.response_dim: theta})
         pred = pred.rename({d: self.response_dim for d in pred.dims if d not in (SAMPLE,) and d != self.response_dim})
-        if SAMPLE in ds.coords:
-            pred = pred.assign_coords({SAMPLE: ds[SAMPLE].values})
-        return pred.rename(self.model.parsed.response)
+        same = SAMPLE in pred.indexes and SAMPLE in ds.indexes and pred.indexes[SAMPLE].equals(ds.indexes[SAMPLE])
+        pred = pred.assign_coords({SAMPLE: ds[SAMPLE].values}) if SAMPLE in ds.coords and not same else pred
+        return pred if pred.name == self.model.parsed.response else pred.rename(self.model.parsed.response)
 
     @property
     def fitted(self) -> xr.DataArray:
