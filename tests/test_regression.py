@@ -242,5 +242,10 @@ def test_approximate_kernel_through_the_front_end(dti):
     small = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True,
                                  lam=grid, approx=Nystroem(30, random_state=0), progress=False).fit()
     assert small.lam in grid and "Nystr" in small.solver_reason and "Nystr" in str(small.summary())
+    # coef of an approximate fit: the primal weights, one row per feature (it raised a coordinate error before)
+    W = small.coef
+    assert W.dims == ("feature", "atom") and W.shape == small.estimator.coef_.shape
+    np.testing.assert_array_equal(W.values, small.estimator.coef_)
+    assert exact.coef.dims == ("sample", "atom") and exact.coef.sizes["sample"] == dti.sizes["sample"]
     with pytest.raises(ValueError, match="not available with approx="):
         FunctionalRegression("rcst ~ cca", dti, interpolate_inputs=True, approx=Nystroem(30), lam="cv").fit()

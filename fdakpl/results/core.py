@@ -164,12 +164,22 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
 
     @property
     def coef(self) -> xr.DataArray:
-        """Representer coefficients ``alpha`` (sample × atom), with each atom's scale."""
+        """The fitted coefficients, with each atom's scale.
+
+        Exact fits: the representer coefficients ``alpha`` (sample × atom). Approximate fits
+        (``approx=``): the primal weights ``M`` (feature × atom) of ``h(x) = M^T z(x)``; there is one row
+        per feature of the map, not per training curve.
+        """
         est = self.estimator
-        d = est.coef_.shape[1]
+        n, d = est.coef_.shape
+        scale = ("atom", est.dictionary_.scales_)
+        if getattr(est, "approx_", None) is not None:
+            return xr.DataArray(est.coef_, dims=("feature", "atom"),
+                                coords={"feature": np.arange(n), "atom": np.arange(d), "scale": scale},
+                                name="primal_weights")
         return xr.DataArray(est.coef_, dims=(SAMPLE, "atom"),
-                            coords={SAMPLE: self.response[SAMPLE].values, "atom": np.arange(d),
-                                    "scale": ("atom", est.dictionary_.scales_)}, name="alpha")
+                            coords={SAMPLE: self.response[SAMPLE].values, "atom": np.arange(d), "scale": scale},
+                            name="alpha")
 
     @property
     def mean_function(self) -> xr.DataArray:

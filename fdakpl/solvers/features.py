@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import Gaussian, Kernel, Product
 
-__all__ = ["FeatureMap", "InputLayout", "Nystroem", "RandomFourierFeatures", "as_generator", "check_n_components"]
+__all__ = ["FeatureMap", "FlatLayout", "Nystroem", "RandomFourierFeatures", "as_generator", "check_n_components"]
 
 
 # --------------------------------------------------------------------------
@@ -21,7 +21,7 @@ __all__ = ["FeatureMap", "InputLayout", "Nystroem", "RandomFourierFeatures", "as
 
 
 @dataclass(frozen=True)
-class InputLayout:
+class FlatLayout:
     """How (possibly named, possibly curve) inputs map to flat scaled vectors and back."""
 
     names: tuple[str, ...] | None
@@ -29,7 +29,7 @@ class InputLayout:
     scales: tuple[np.ndarray, ...]  # per term, flat, multiplies the flattened input
 
     @classmethod
-    def of(cls, Xv: Any, Xw: Any, sigmas: Any = None) -> InputLayout:
+    def of(cls, Xv: Any, Xw: Any, sigmas: Any = None) -> FlatLayout:
         """Scale ``sqrt(w) / sigma`` per term (``sigma = 1`` unless given)."""
         if isinstance(Xv, dict):
             names = tuple(Xv)
@@ -176,7 +176,7 @@ class Nystroem(FeatureMap):
                 raise ValueError(f"Nystroem: kmeans_sample={size} is smaller than n_components={r}")
             idx = np.sort(rng.choice(n, size=size, replace=False))
             Xs, w = take(idx)
-            layout = InputLayout.of(Xs, w)
+            layout = FlatLayout.of(Xs, w)
             km = KMeans(n_clusters=r, n_init=1, random_state=int(rng.integers(2**31 - 1))).fit(layout.flatten(Xs))
             L = layout.unflatten(km.cluster_centers_)
         Kll = kernel(L, None, w)
@@ -263,7 +263,7 @@ class RandomFourierFeatures(FeatureMap):
         arrays = X0.values() if isinstance(X0, dict) else [X0]
         if any(np.ndim(a) != 2 for a in arrays):
             raise ValueError("RandomFourierFeatures needs 2-d inputs (sample, feature or location)")
-        self.layout_ = InputLayout.of(X0, w, sigmas)
+        self.layout_ = FlatLayout.of(X0, w, sigmas)
         D = sum(sc.size for sc in self.layout_.scales)
         rng = as_generator(self.random_state)
         self.omega_ = rng.normal(size=(D, r))
