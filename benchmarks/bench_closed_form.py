@@ -152,7 +152,8 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     X, Y, g = synthetic(2000, 100, rng)
-    big = KPLRegressor(dictionary=Fourier(31), kernel=Gaussian(2.0), lam=1e-3)  # 63 atoms
+    # 63 atoms; solver="eig" keeps the decomposition for the lambda path (auto takes the single-lambda route)
+    big = KPLRegressor(dictionary=Fourier(31), kernel=Gaussian(2.0), lam=1e-3, solver="eig")
     lams50 = np.geomspace(1e-6, 1e-1, 50)
     t_big = path_time(big, X, Y, g, X[:200], lams50, predict=True, repeat=5)
     res["n2000"] = {"n": 2000, "n_locations": 100, "n_atoms": big.dictionary_.n_atoms_,

@@ -116,6 +116,9 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     lams = np.asarray(list(lams), dtype=float)
     if np.any(~np.isfinite(lams)) or np.any(lams <= 0):
         raise ValueError("every lambda of the grid must be a finite number > 0")
+    if dec is None:
+        raise ValueError("no eigendecomposition to follow a lambda path: the estimator took the single-lambda route "
+                         "(KPLRegressor with solver='auto' and 500 or more curves); fit it with solver='eig'")
     n = dec.n
     P = dec.B_half @ dec.V  # (d, d)
     phiP = phi_obs @ P

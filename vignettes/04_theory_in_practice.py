@@ -91,7 +91,7 @@ for n in ns:
         x = rng.uniform(-1, 1, size=(n, 2))
         y = h_star(x) @ phi_grid.T + rng.uniform(-noise, noise, size=(n, grid.size))
         lam_t = lambda_star(n, d, kappa, C_phi, eta=0.05)
-        model = KPLRegressor(dictionary=Fourier(2), kernel=kernel, lam=lam_t, center=False).fit(
+        model = KPLRegressor(dictionary=Fourier(2), kernel=kernel, lam=lam_t, center=False, solver="eig").fit(
             x, y, locations=grid)
         e_theory = excess(model)
         obs = Observations.from_dense(y, grid)
