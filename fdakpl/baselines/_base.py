@@ -14,11 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import xarray as xr
 from scipy.spatial.distance import cdist
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.functional import SAMPLE, Observations, interpolate_missing, quadrature_weights
+from ..data.functional import Observations, interpolate_missing, quadrature_weights
 from ..data.preprocessing import (
     InputSpec,
     MeanFunction,
@@ -219,17 +218,7 @@ class FunctionalBaseline(FunctionalEstimator):
         if theta.ndim != 1 or not np.all(np.isfinite(theta)):
             raise ValueError("at must be a 1-d array of finite locations")
         Yhat = self._predict_centered(Xv, Xw, theta)
-        if self.mean_ is not None:
-            Yhat = Yhat + self.mean_(theta)[None, :]
-        info = self.response_info_
-        if info.kind in {"dataarray", "long"}:
-            coords: dict[str, Any] = {info.location_dim: theta}
-            if labels is not None:
-                coords[SAMPLE] = labels
-            return xr.DataArray(Yhat, dims=(SAMPLE, info.location_dim), coords=coords, name=info.name)
-        if info.kind == "vector" and at is None:
-            return Yhat[:, 0]
-        return Yhat
+        return self._as_given(Yhat, theta, labels, at)
 
     def _centered_path(self, Xv: Any, Xw: Any, theta: np.ndarray, lams: np.ndarray) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} has no regularisation path")  # pragma: no cover

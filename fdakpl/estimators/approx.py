@@ -53,11 +53,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import xarray as xr
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.functional import SAMPLE, Observations
+from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
@@ -71,7 +70,7 @@ from ..solvers.features import (
     as_generator,
 )
 from ..solvers.primal import PrimalDecomposition, SufficientStats, primal_decompose
-from .base import FunctionalEstimator
+from .base import FunctionalEstimator, unsupported_atoms_message
 
 __all__ = [
     "ApproxKPLRegressor",
@@ -361,15 +360,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         mean = self.mean_(theta) if self.mean_ is not None else np.zeros(theta.size)
         ctx = st.PredictContext(self.approx_, inputs.layout, self.coef_, self.dictionary_.evaluate(theta), mean)
         Yhat = st.predict_pass(st.ChunkPlan.of(inputs, None, self.chunk_size), ctx, progress=self.progress)
-        info = self.response_info_
-        if info.kind in {"dataarray", "long"}:
-            coords: dict[str, Any] = {info.location_dim: theta}
-            if inputs.labels is not None:
-                coords[SAMPLE] = inputs.labels
-            return xr.DataArray(Yhat, dims=(SAMPLE, info.location_dim), coords=coords, name=info.name)
-        if info.kind == "vector" and at is None:
-            return Yhat[:, 0]
-        return Yhat
+        return self._as_given(Yhat, theta, inputs.labels, at, add_mean=False)  # the pass added the mean
 
 def _subsample(n: int, size: int, random_state: Any) -> np.ndarray:
     if n <= size:
@@ -385,12 +376,7 @@ def _mean_function(grid: np.ndarray, sums: np.ndarray, counts: np.ndarray, domai
 def _warn_unsupported_atoms(q: int, G: np.ndarray) -> None:
     rank = np.linalg.matrix_rank(G, tol=1e-10 * max(np.abs(G).max(), 1e-300) * G.shape[0])
     if rank > q:
-        warn(
-            f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "
-            "locations: the extra atoms are not identifiable from the data and only the penalty fixes "
-            "them; use fewer atoms (fewer frequencies / levels / components)",
-            stacklevel=3,
-        )
+        warn(unsupported_atoms_message(rank, q), stacklevel=3)
 
 
 _FITTED_COPIED = ("coef_", "dictionary_", "B_", "gram_", "mean_", "integration_", "grid_", "response_info_",

@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import xarray as xr
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..data.functional import SAMPLE
 from ..data.preprocessing import MeanFunction, prepare_response
 
-__all__ = ["FunctionalEstimator", "integrated_r2"]
+__all__ = ["FunctionalEstimator", "integrated_r2", "unsupported_atoms_message"]
 
 
 def integrated_r2(obs_value: np.ndarray, pred: np.ndarray, ybar: np.ndarray) -> float:
@@ -29,6 +31,19 @@ def integrated_r2(obs_value: np.ndarray, pred: np.ndarray, ybar: np.ndarray) -> 
     ss_tot = float(np.sum((obs_value - ybar) ** 2))
     ss_res = float(np.sum((obs_value - pred) ** 2))
     return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
+
+
+def unsupported_atoms_message(rank: int, q: int) -> str:
+    """The warning when the dictionary spans more dimensions than there are observed locations.
+
+    Examples
+    --------
+    >>> unsupported_atoms_message(5, 3).startswith("the dictionary spans 5 dimensions")
+    True
+    """
+    return (f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "
+            "locations: the extra atoms are not identifiable from the data and only the penalty fixes "
+            "them; use fewer atoms (fewer frequencies / levels / components)")
 
 
 class FunctionalEstimator(RegressorMixin, BaseEstimator):
@@ -67,6 +82,22 @@ class FunctionalEstimator(RegressorMixin, BaseEstimator):
         pred = Yhat[obs.index, obs.grid_index]
         ybar = MeanFunction(obs, info.domain)(obs.location)
         return integrated_r2(obs.value, pred, ybar)
+
+    def _as_given(self, Yhat: np.ndarray, theta: np.ndarray, labels: Any, at: Any, add_mean: bool = True) -> Any:
+        """Predictions ``Yhat`` (sample x location) in the form the training responses had: the mean function
+        added back (``add_mean``), a labelled DataArray for DataArray / long responses, a vector for vector
+        responses on the training grid, an array otherwise."""
+        if add_mean and getattr(self, "mean_", None) is not None:
+            Yhat = Yhat + self.mean_(theta)[None, :]  # type: ignore[attr-defined]
+        info = self.response_info_  # type: ignore[attr-defined]
+        if info.kind in {"dataarray", "long"}:
+            coords: dict[str, Any] = {info.location_dim: theta}
+            if labels is not None:
+                coords[SAMPLE] = labels
+            return xr.DataArray(Yhat, dims=(SAMPLE, info.location_dim), coords=coords, name=info.name)
+        if info.kind == "vector" and at is None:
+            return Yhat[:, 0]
+        return Yhat
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()

@@ -7,11 +7,10 @@ import os
 from typing import Any
 
 import numpy as np
-import xarray as xr
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.functional import SAMPLE, Observations, check_domain, check_locations
+from ..data.functional import Observations, check_domain, check_locations
 from ..data.integration import integration_weights
 from ..data.preprocessing import (
     center_responses,
@@ -35,7 +34,7 @@ from ..solvers.closed_form import (
 )
 from ..solvers.design import point_design
 from ..solvers.dispatch import resolve_solver, solve_kpl
-from .base import FunctionalEstimator
+from .base import FunctionalEstimator, unsupported_atoms_message
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
@@ -416,12 +415,7 @@ class KPLRegressor(FunctionalEstimator):
         ev = np.abs(dic.scaled_gram_eigh()[0])
         rank = int(np.count_nonzero(ev > 1e-10 * max(float(np.abs(dic.gram()).max()), 1e-300) * d))
         if rank > q:
-            warn(
-                f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "
-                "locations: the extra atoms are not identifiable from the data and only the penalty fixes "
-                "them; use fewer atoms (fewer frequencies / levels / components)",
-                stacklevel=3,
-            )
+            warn(unsupported_atoms_message(rank, q), stacklevel=3)
 
     # ------------------------------------------------------------------
     def predict_coefficients(self, X: Any) -> np.ndarray:
@@ -465,17 +459,7 @@ class KPLRegressor(FunctionalEstimator):
         H, labels = self._coefficients_and_labels(X)
         theta = self.grid_ if at is None else at
         Yhat = H @ self.dictionary_.evaluate(theta).T
-        if self.mean_ is not None:
-            Yhat = Yhat + self.mean_(theta)[None, :]
-        info = self.response_info_
-        if info.kind in {"dataarray", "long"}:
-            coords: dict[str, Any] = {info.location_dim: theta}
-            if labels is not None:
-                coords[SAMPLE] = labels
-            return xr.DataArray(Yhat, dims=(SAMPLE, info.location_dim), coords=coords, name=info.name)
-        if info.kind == "vector" and at is None:
-            return Yhat[:, 0]
-        return Yhat
+        return self._as_given(Yhat, theta, labels, at)
 
     def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
         """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
