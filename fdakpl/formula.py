@@ -25,6 +25,7 @@ import numpy as np
 import xarray as xr
 
 from .data.functional import SAMPLE, as_dataset, interpolate_missing, quadrature_weights, validate_functional
+from .data.scaling import power_of_two_scale
 from .design import ScalarDesign, build_design
 from .kernels import Gaussian, Kernel, Product, Sum
 
@@ -248,7 +249,7 @@ def median_heuristic(values: np.ndarray, weights: np.ndarray | None = None, max_
     big = float(np.max(np.abs(X))) if X.size else 0.0
     if not np.isfinite(big):
         raise ValueError("the kernel inputs have infinite values (or overflow after weighting); rescale them")
-    scale = float(2.0 ** np.frexp(big)[1]) if big > 0 else 1.0
+    scale = power_of_two_scale(big)
     d = pdist(X / scale)
     d = d[d > 0]
     return float(np.median(d)) * scale if d.size else 1.0

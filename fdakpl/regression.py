@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .data.functional import as_dataset, validate_functional
+from .data.scaling import power_of_two_scale
 from .dictionaries import BSpline, Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
 from .fitting import check_lam_grid, curvature_ratio, exact_partial_choice, move_to, set_lambda, sq_distances
@@ -315,8 +316,7 @@ class FunctionalRegression:
         obs, w, phi = centred_observations(proxy, Y)
         # the criteria on responses divided by a power of two near their size: no overflow of the squares at
         # responses near 1e200 (the scores scale by unit^2, the choice does not change, rounding is exact)
-        big = float(np.max(np.abs(obs.value))) if obs.value.size else 0.0
-        unit = float(2.0 ** np.frexp(big)[1]) if np.isfinite(big) and big > 0 else 1.0
+        unit = power_of_two_scale(obs.value)
         obs = obs.with_values(obs.value / unit)
         quad = curve_quadratics(obs, phi, w)
         Xv, Xw = proxy.X_fit_, proxy.X_weights_ or {}

@@ -31,6 +31,7 @@ import numpy as np
 from .data.functional import Observations
 from .data.integration import integration_weights
 from .data.preprocessing import prepare_response
+from .data.scaling import power_of_two_scale
 from .notices import silenced, warn
 from .solvers.closed_form import RidgeDecomposition
 
@@ -133,8 +134,9 @@ def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, 
     Q = dec.U**2
     QtM = Q.T @ Mdiag  # edf(lam) = sum_kl s_k / (s_k e_l + n lam) (Q^T M)_kl: O(nd) per lambda
     # responses whose squares would overflow or underflow are divided by a power of two (exact) first
-    top = float(np.max(np.abs(obs.value))) if obs.value.size else 0.0
-    scale = float(2.0 ** np.frexp(top)[1]) if 0 < top < np.inf and not 2.0 ** -250 < top < 2.0 ** 250 else 1.0
+    scale = power_of_two_scale(obs.value)
+    if 2.0 ** -250 < scale <= 2.0 ** 250:  # ordinary sizes: left as they are
+        scale = 1.0
     if scale != 1.0:
         UN = UN / scale
     # lambdas are processed in blocks: each block costs a few large matrix products

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .data.functional import Observations
-from .solvers.closed_form import RidgeDecomposition, sym_sqrt
+from .solvers.closed_form import RidgeDecomposition, output_side
 
 __all__ = [
     "DEFAULT_B_GRID",
@@ -401,10 +401,7 @@ def tune_closed_form(kernel_matrix: Callable[[tuple[float, ...]], np.ndarray], w
     per_b = []
     for b in b_grid:
         B = output_matrix(float(b))
-        Bh, _ = sym_sqrt(B)
-        C = Bh @ G @ Bh
-        e, V = np.linalg.eigh(0.5 * (C + C.T))
-        e = np.clip(e, 0.0, None)
+        Bh, _, e, V = output_side(G, B)
         P = Bh @ V
         per_b.append((B, Bh, e, V, P, N @ P, None if quad is None else quad.rotated(P)))
     cache: dict[tuple[float, ...], np.ndarray] = {}

@@ -11,6 +11,7 @@ import xarray as xr
 from ..applicability import bound_applicability, loss_name
 from ..data.functional import SAMPLE, Observations, check_locations, validate_functional
 from ..data.integration import integration_weights
+from ..data.scaling import power_of_two_scale
 from ..diagnostics import (
     dictionary_constants,
     excess_risk_bound,
@@ -446,7 +447,5 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
 def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``Y`` and ``r`` divided by a power of two near the largest value of ``reference`` (default ``Y``), exactly,
     so that sums of squares neither overflow nor underflow at extreme scales (R^2 is scale-free)."""
-    ref = Y if reference is None else reference
-    top = float(np.nanmax(np.abs(ref))) if np.isfinite(ref).any() else 0.0
-    scale = float(2.0 ** np.frexp(top)[1]) if 0 < top < np.inf else 1.0
+    scale = power_of_two_scale(Y if reference is None else reference)
     return Y / scale, r / scale

@@ -30,6 +30,7 @@ __all__ = [
     "RidgeDecomposition",
     "brute_force_ridge",
     "decompose",
+    "output_side",
     "project_observations",
     "ridge_coef",
     "ridge_single",
@@ -125,6 +126,35 @@ class RidgeDecomposition:
         return se / (se + self.n * lam)
 
 
+def output_side(G: np.ndarray, B: np.ndarray, B_sqrt: tuple[np.ndarray, np.ndarray] | None = None,
+                output_eigh: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``B^{1/2}``, ``B^{-1/2}`` and the eigendecomposition ``V diag(e) V^T`` of ``B^{1/2} G B^{1/2}`` (``e``
+    clipped at 0), the output side of every closed-form solve; ``B_sqrt`` and ``output_eigh`` are used when
+    the caller has them (:meth:`fdakpl.dictionaries.Dictionary.scaled_gram_eigh`).
+
+    Examples
+    --------
+    >>> Bh, Bmh, e, V = output_side(np.eye(2), np.diag([4.0, 1.0]))
+    >>> e
+    array([1., 4.])
+    """
+    Bh, Bmh = sym_sqrt(B) if B_sqrt is None else B_sqrt
+    if output_eigh is None:
+        C = Bh @ G @ Bh
+        e, V = np.linalg.eigh(0.5 * (C + C.T))
+    else:
+        e, V = output_eigh
+    return Bh, Bmh, np.clip(e, 0.0, None), V
+
+
+def _check_shapes(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray) -> tuple[int, int]:
+    n, d = N.shape
+    if K.shape != (n, n) or G.shape != (d, d) or B.shape != (d, d):
+        raise ValueError(f"shape mismatch: K {K.shape}, G {G.shape}, B {B.shape}, N {N.shape}")
+    return n, d
+
+
 def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray,
               output_eigh: tuple[np.ndarray, np.ndarray] | None = None,
               B_sqrt: tuple[np.ndarray, np.ndarray] | None = None) -> RidgeDecomposition:
@@ -141,18 +171,10 @@ def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray,
     >>> ridge_coef(decompose(K, G, B, N), 0.5).ravel()
     array([0.5, 1. ])
     """
-    n, d = N.shape
-    if K.shape != (n, n) or G.shape != (d, d) or B.shape != (d, d):
-        raise ValueError(f"shape mismatch: K {K.shape}, G {G.shape}, B {B.shape}, N {N.shape}")
+    n, d = _check_shapes(K, G, B, N)
     s, U = np.linalg.eigh(0.5 * (K + K.T))
     s = np.clip(s, 0.0, None)
-    Bh, Bmh = sym_sqrt(B) if B_sqrt is None else B_sqrt
-    if output_eigh is None:
-        C = Bh @ G @ Bh
-        e, V = np.linalg.eigh(0.5 * (C + C.T))
-    else:
-        e, V = output_eigh
-    e = np.clip(e, 0.0, None)
+    Bh, Bmh, e, V = output_side(G, B, B_sqrt, output_eigh)
     Nt = U.T @ (N @ Bh) @ V
     return RidgeDecomposition(s, U, e, V, Bh, Bmh, Nt, n, V.T @ Bh, V.T @ Bmh)
 
@@ -203,16 +225,8 @@ def ridge_single(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray, lam
     ('tridiagonal', True)
     """
     lam = check_lam(lam)
-    n, d = N.shape
-    if K.shape != (n, n) or G.shape != (d, d) or B.shape != (d, d):
-        raise ValueError(f"shape mismatch: K {K.shape}, G {G.shape}, B {B.shape}, N {N.shape}")
-    Bh, Bmh = sym_sqrt(B) if B_sqrt is None else B_sqrt
-    if output_eigh is None:
-        C = Bh @ G @ Bh
-        e, V = np.linalg.eigh(0.5 * (C + C.T))
-    else:
-        e, V = output_eigh
-    e = np.clip(e, 0.0, None)
+    n, d = _check_shapes(K, G, B, N)
+    Bh, Bmh, e, V = output_side(G, B, B_sqrt, output_eigh)
     R = (N @ Bh) @ V
     Z = np.empty_like(R)
     shift = n * lam

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..data.validation import check_lam
-from .closed_form import sym_sqrt
+from .closed_form import output_side
 
 __all__ = ["PrimalDecomposition", "SufficientStats", "primal_decompose"]
 
@@ -176,10 +176,7 @@ def primal_decompose(stats: SufficientStats, G: np.ndarray, B: np.ndarray, e_tol
     S = stats.ZtZ
     t, P = np.linalg.eigh(0.5 * (S + S.T))
     t = np.clip(t, 0.0, None)
-    Bh = sym_sqrt(B)[0]
-    C = Bh @ G @ Bh
-    e, V = np.linalg.eigh(0.5 * (C + C.T))
-    e = np.clip(e, 0.0, None)
+    Bh, _, e, V = output_side(G, B)
     BhV = Bh @ V
     Q = P.T @ stats.ZtN @ BhV
     yy = np.einsum("ij,ik,kj->j", BhV, stats.NtN, BhV)
