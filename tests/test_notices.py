@@ -81,6 +81,16 @@ def test_fit_predict_bands_permutation_one_warning_per_cause(dti):
     assert not any(str(Path(x.filename).resolve()).startswith(PKG) for x in w)
 
 
+def test_interpretation_does_not_repeat_the_interpolation_the_user_asked_for(dti):
+    """effect_surface / partial_dependence prepare the inputs again: the filled values were noted at fit time."""
+    res = FunctionalRegression("rcst ~ cca + sex", dti, interpolate_inputs=True, progress=False).fit()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        res.effect_surface("cca")
+        res.partial_dependence("sex")
+    assert not any(issubclass(x.category, InterpolationWarning) for x in w), [str(x.message) for x in w]
+
+
 def test_array_level_warning_names_variable_and_label(dti):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")

@@ -30,6 +30,7 @@ import xarray as xr
 from ..data.functional import SAMPLE
 from ..formula import SCALARS
 from ..kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Linear, Product, SmoothedLinear, Sum
+from ..notices import InterpolationWarning, said_once
 
 __all__ = [
     "InterpretationMixin",
@@ -401,15 +402,13 @@ def effect_surface_of(res: Any, term: str, newdata: Any = None, at: Any = None, 
     >>> effect_surface_of(res, "cca").dims
     ('cca_loc', 'rcst_loc')
     """
-    import warnings
 
     from ..data.preprocessing import prepare_inputs
 
     dim, grid = _term_labels(res, term)
     est = res.estimator
     ds = res.model.data if newdata is None else as_dataset(newdata)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
+    with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
         Xv, _, _, labels = prepare_inputs(res.model.parsed.inputs(ds), interpolate=est.interpolate_inputs,
                                           spec=est.input_spec_)
     theta = _theta(res, at)
@@ -442,8 +441,6 @@ def partial_dependence_of(res: Any, variable: str, values: Any = None, at: Any =
     >>> partial_dependence_of(res, "sex").dims
     ('value', 'rcst_loc')
     """
-    import warnings
-
     scalar = res.model.parsed.scalar
     variables = [] if scalar is None else scalar.variables
     if variable not in variables:
@@ -461,8 +458,7 @@ def partial_dependence_of(res: Any, variable: str, values: Any = None, at: Any =
     def predict(ds: xr.Dataset) -> np.ndarray:
         return res.predict(ds, at=theta).values
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
+    with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
         pd_values = partial_dependence(predict, data, variable, values)
     return xr.DataArray(pd_values, dims=("value", res.response_dim),
                         coords={"value": np.asarray(values), res.response_dim: theta}, name=f"pd_{variable}",
