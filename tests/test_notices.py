@@ -113,6 +113,7 @@ def test_missing_input_error_names_labels(dti):
 
 def test_main_job_and_vignette_do_not_silence_warnings_by_hand():
     root = Path(__file__).resolve().parents[1]
-    for path in (root / "fdakpl" / "__main__.py", root / "vignettes" / "01_dti.py"):
+    for path in (root / "fdakpl" / "__main__.py", root / "vignettes" / "01_dti.py",
+                 root / "vignettes" / "05_interpretation.py"):
         text = path.read_text(encoding="utf-8")
         assert "filterwarnings" not in text and "catch_warnings" not in text, path

@@ -20,7 +20,6 @@
 # *The MRI/DTI data were collected at Johns Hopkins University and the Kennedy-Krieger Institute.*
 
 # %%
-import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -30,7 +29,6 @@ from fdakpl.data.functional import interpolate_missing, quadrature_weights
 from fdakpl.results.interpretation_plots import plot_surface
 from fdakpl.results.surface_inference import select_smoothing, surface_bands
 
-warnings.filterwarnings("ignore", message=".*missing input values by linear interpolation")
 ds = datasets.dti_first_visits()
 # the linear model y(t) = mu(t) + int x(s) beta(s, t) ds has its intercept in mu: centre the input
 cca = ds["cca"].copy(data=interpolate_missing(ds["cca"].values, ds["cca_loc"].values, "cca"))  # 2 missing values
