@@ -53,7 +53,7 @@ def _warm_path(spec: dict[str, Any], cfg: dict[str, Any], lams: np.ndarray, Xtr:
             opts["init"] = init
         model.set_params(solver_options=opts)
         model.fit(Xtr, Ytr)
-        init = model.coef_
+        init = model.dual_coef_
         pred = np.asarray(model.predict(Xva), dtype=float)
         if out is None:
             out = np.empty((lams.size, *pred.shape))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .losses import Square, make_loss
+from .losses import is_square, make_loss
 
 __all__ = ["Applicability", "bound_applicability", "loss_name", "sampling_design"]
 
@@ -211,5 +211,4 @@ def loss_name(loss: Any) -> str:
     >>> loss_name("square"), loss_name(None), loss_name("logcosh(5)")
     ('square', 'square', 'LogCosh(gamma=5.0)')
     """
-    resolved = make_loss("square" if loss is None else loss)
-    return "square" if isinstance(resolved, Square) else repr(resolved)
+    return "square" if is_square(loss) else repr(make_loss(loss))

@@ -66,8 +66,8 @@ def set_lambda(est: KPLRegressor, lam: float) -> None:
     from .solvers.closed_form import ridge_coef
 
     est.set_params(lam=float(lam))
-    est.coef_ = ridge_coef(est.decomposition_, float(lam))
-    est.coef_B_ = est.coef_ @ est.B_
+    est.dual_coef_ = ridge_coef(est.decomposition_, float(lam))
+    est.dual_coef_B_ = est.dual_coef_ @ est.B_
 
 
 def check_lam_grid(grid: Any, name: str) -> np.ndarray:

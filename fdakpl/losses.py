@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["CustomLoss", "GroundLoss", "Huber", "LogCosh", "PseudoHuber", "Square", "make_loss"]
+__all__ = ["CustomLoss", "GroundLoss", "Huber", "LogCosh", "PseudoHuber", "Square", "is_square", "make_loss"]
 
 _LOG2 = math.log(2.0)
 
@@ -436,8 +436,9 @@ def make_loss(spec: Any = "square", **kwargs: Any) -> GroundLoss:
 
     Parameters
     ----------
-    spec : str or GroundLoss
-        ``"square"``, ``"logcosh"``, ``"huber"``, ``"pseudo_huber"``, or with
+    spec : None, str or GroundLoss
+        ``"square"`` (also ``"squared"``, ``"l2"``; ``None`` is the square loss too),
+        ``"logcosh"``, ``"huber"``, ``"pseudo_huber"``, or with
         the parameter in brackets: ``"logcosh(5)"`` (``gamma = 5``),
         ``"huber(0.1)"`` (``delta = 0.1``). A :class:`GroundLoss` is returned
         unchanged.
@@ -450,11 +451,15 @@ def make_loss(spec: Any = "square", **kwargs: Any) -> GroundLoss:
     LogCosh(gamma=5.0)
     >>> make_loss("huber", delta=0.5)
     Huber(delta=0.5)
+    >>> make_loss(None), make_loss("L2")
+    (Square(), Square())
     >>> make_loss("absolute")
     Traceback (most recent call last):
     ...
     ValueError: unknown loss 'absolute'; use one of 'square', 'logcosh', 'huber', 'pseudo_huber' ...
     """
+    if spec is None:
+        spec = "square"
     if isinstance(spec, GroundLoss):
         if kwargs:
             raise TypeError(f"loss parameters {sorted(kwargs)} given with a loss object {spec!r}; set them on it")
@@ -464,7 +469,7 @@ def make_loss(spec: Any = "square", **kwargs: Any) -> GroundLoss:
                         "fdakpl.losses.CustomLoss(value, derivative)")
     if not isinstance(spec, str):
         raise TypeError(f"loss must be a name such as 'logcosh' or a GroundLoss, got {type(spec).__name__}")
-    match = re.fullmatch(r"\s*([A-Za-z_\-]+)\s*(?:\(\s*([^()]*?)\s*\))?\s*", spec)
+    match = re.fullmatch(r"\s*([A-Za-z_\-][A-Za-z0-9_\-]*)\s*(?:\(\s*([^()]*?)\s*\))?\s*", spec)
     key = match.group(1).lower().replace("-", "_") if match else spec
     if not match or key not in _NAMES:
         raise ValueError(f"unknown loss {spec!r}; use one of 'square', 'logcosh', 'huber', 'pseudo_huber' "
@@ -478,3 +483,28 @@ def make_loss(spec: Any = "square", **kwargs: Any) -> GroundLoss:
         except ValueError:
             raise ValueError(f"cannot read the {param} of loss {spec!r}; write e.g. '{key}(2.5)'") from None
     return cls(**kwargs)
+
+
+def is_square(loss: Any) -> bool:
+    """Whether ``loss`` is the square loss: the one place fdakpl decides it (closed forms, ``approx=``, centring).
+
+    ``None`` (read as the default, the square loss), the names ``"square"``, ``"squared"`` and ``"l2"`` (any case,
+    as :func:`make_loss` reads them) and :class:`Square` objects are the square loss. :class:`Square`
+    has no parameter (no scale: the square loss is unit-equivariant as it is), so every instance is
+    the same loss. Robust losses are not, whatever their parameters (``LogCosh(gamma)`` only tends
+    to a multiple of it as ``gamma -> 0``), and neither is a :class:`CustomLoss`, even a quadratic
+    one: fdakpl cannot tell what user code computes. Anything :func:`make_loss` refuses raises its
+    error.
+
+    Examples
+    --------
+    >>> [is_square(x) for x in (None, "square", "l2", "L2", Square())]
+    [True, True, True, True, True]
+    >>> is_square("logcosh"), is_square(Huber(0.5))
+    (False, False)
+    >>> is_square("absolute")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown loss 'absolute'; use one of 'square', 'logcosh', 'huber', 'pseudo_huber' ...
+    """
+    return make_loss(loss).is_square

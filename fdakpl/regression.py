@@ -16,7 +16,7 @@ from .estimators.kpl import KPLRegressor
 from .fitting import check_lam_grid, curvature_ratio, exact_partial_choice, move_to, set_lambda, sq_distances
 from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
 from .kernels import Gaussian, Kernel, ScaleDecay
-from .losses import LogCosh, make_loss
+from .losses import LogCosh, is_square, make_loss
 from .notices import InterpolationWarning, distinct, said_once
 from .selection import DEFAULT_LAMBDAS, centred_observations, check_edge, kfold_path, ridge_path
 from .selection_partial import MAX_POINTS
@@ -225,7 +225,7 @@ class FunctionalRegression:
     def _routing(self, fully_observed: bool, sparse: bool = False) -> tuple[str, str]:
         loss = make_loss(self.loss)
         loss_name = loss.name if isinstance(self.loss, str) else type(self.loss).__name__.lower()
-        square = loss.is_square
+        square = is_square(loss)
         solver = self.solver
         if solver == "auto":
             if square and fully_observed:

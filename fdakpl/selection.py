@@ -259,7 +259,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, A
             if est.decomposition_ is not None:
                 W = ridge_coef(est.decomposition_, float(lam), times_B=True)
             else:
-                W = est.set_params(lam=float(lam)).fit(X_tr, Y_tr, **fit_params).coef_B_
+                W = est.set_params(lam=float(lam)).fit(X_tr, Y_tr, **fit_params).dual_coef_B_
             pred_c = (Kn @ W) @ phi.T + mean  # (n_test, m) on grid, or (n_test, N) at points
             pred = pred_c[obs_te.index, obs_te.grid_index] if obs_te.grid_index is not None else \
                 pred_c[obs_te.index, np.arange(obs_te.index.size)]

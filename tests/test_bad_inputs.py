@@ -702,8 +702,8 @@ def test_float32_inputs_work_and_compute_in_float64():
     m32 = KPLRegressor(dictionary=Fourier(2)).fit(X.astype(np.float32), Y.astype(np.float32), locations=grid)
     X64, Y64 = X.astype(np.float32).astype(float), Y.astype(np.float32).astype(float)
     m64 = KPLRegressor(dictionary=Fourier(2)).fit(X64, Y64, locations=grid)
-    np.testing.assert_array_equal(m32.coef_, m64.coef_)
-    assert m32.coef_.dtype == np.float64
+    np.testing.assert_array_equal(m32.dual_coef_, m64.dual_coef_)
+    assert m32.dual_coef_.dtype == np.float64
 
 
 def test_mapping_with_reordered_labels_is_aligned_by_label():

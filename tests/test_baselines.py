@@ -98,13 +98,13 @@ def test_one_basis_estimator_equals_plugin_kpl_with_identity(rng):
     obe = OneBasisEstimator(Fourier(3), **kw).fit(Xda, Yda)
     kpl = KPLRegressor(dictionary=Fourier(3), output_matrix=None, **kw).fit(Xda, Yda)
     assert obe.integration_ == "plugin"
-    np.testing.assert_allclose(obe.coef_, kpl.coef_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(obe.dual_coef_, kpl.dual_coef_, rtol=0, atol=1e-10)
     at = np.linspace(0, 1, 23)
     np.testing.assert_allclose(obe.predict(Xda, at=at).values, kpl.predict(Xda, at=at).values, rtol=0, atol=1e-10)
     # each coefficient is an independent kernel ridge regression (scikit-learn's, alpha = n lambda)
     K = Gaussian(0.3)(Xda.values, None, _trap_w(Xda.s.values))
     kr = KernelRidge(alpha=12 * 1e-3, kernel="precomputed").fit(K, obe.nu_)
-    np.testing.assert_allclose(obe.coef_, kr.dual_coef_, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(obe.dual_coef_, kr.dual_coef_, rtol=1e-8, atol=1e-12)
 
 
 def test_triple_basis_input_coefficients_and_ridge_against_sklearn(rng):
@@ -157,7 +157,7 @@ def test_fkrr_brute_force_kronecker(rng, solver):
     L = Kout * w[None, :]  # (L y)_p = sum_q k(theta_p, theta_q) w_q y_q
     Yc = Yda.values - Yda.values.mean(axis=0)
     alpha = np.linalg.solve(np.kron(K, L) + 8 * lam * np.eye(8 * 7), Yc.reshape(-1)).reshape(8, 7)
-    np.testing.assert_allclose(model.coef_, alpha, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(model.dual_coef_, alpha, rtol=1e-7, atol=1e-9)
     at = np.array([0.05, 0.5, 0.97])
     Kat = np.exp(-np.abs(at[:, None] - theta[None, :]) / 0.5) * w[None, :]
     expected = K @ alpha @ Kat.T + np.interp(at, theta, Yda.values.mean(axis=0))
@@ -169,7 +169,7 @@ def test_fkrr_partial_responses_are_linearly_interpolated(rng):
     model = FunctionalKRR(kernel=Gaussian(0.4), output_kernel=Laplace(0.5), lam=1e-3, center=False).fit(Xda, Yda)
     filled = _fill(Yda)
     ref = FunctionalKRR(kernel=Gaussian(0.4), output_kernel=Laplace(0.5), lam=1e-3, center=False).fit(Xda, filled)
-    np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(model.dual_coef_, ref.dual_coef_, rtol=1e-10, atol=1e-12)
 
 
 # --------------------------------------------------------------------------- KAM
@@ -208,7 +208,7 @@ def test_kam_brute_force(rng, solver):
                            for p in range(m) for q in range(m)) for b in range(J)] for a in range(J)])
     C = (Yc * wt) @ psi
     alpha = np.linalg.solve(np.kron(A_in, A_out) + n * lam * np.eye(n * J), C.reshape(-1)).reshape(n, J)
-    np.testing.assert_allclose(model.coef_, alpha, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(model.dual_coef_, alpha, rtol=1e-6, atol=1e-8)
     at = np.array([0.1, 0.6])
     basis_at = np.array([[sum(g(th, theta[q], 0.4) * wt[q] * psi[q, j] for q in range(m)) for j in range(J)]
                          for th in at])

@@ -233,7 +233,7 @@ def test_diagnostics_constants_by_hand(dti):
     dg = res.diagnostics()
     est = res.estimator
     assert dg["C_phi"] == pytest.approx(np.sqrt(np.linalg.eigvalsh(est.gram_).max()))
-    A = est.coef_
+    A = est.dual_coef_
     assert dg["R"] == pytest.approx(np.sqrt(np.trace(A.T @ est.K_ @ A @ est.B_)))
     y = dti.rcst.values
     assert dg["L"] == pytest.approx(np.nanmax(np.abs(y - res.mean_function.values)))

@@ -50,7 +50,7 @@ def test_long_form_fit_equals_dense_fit(rng):
     # the mean function differs in construction (bins vs grid) only when centring; compare uncentred fits
     d2 = KPLRegressor(dictionary=Fourier(5), lam=1e-3, center=False).fit(Xda, Yda)
     l2 = KPLRegressor(dictionary=Fourier(5), lam=1e-3, center=False, domain=(0.0, 1.0)).fit(Xda, to_long(Yda))
-    np.testing.assert_allclose(l2.coef_, d2.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(l2.dual_coef_, d2.dual_coef_, rtol=1e-10, atol=1e-12)
 
 
 def _irregular(rng, n, m_lo, m_hi):

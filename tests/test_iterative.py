@@ -163,16 +163,16 @@ def test_iterative_square_loss_full_data_equals_closed_form_with_matching_gram(r
     phi = itr.dictionary_.evaluate(grid)
     np.testing.assert_allclose(phi.T @ (w[:, None] * phi), eig.gram_, atol=1e-12)
     assert itr.integration_ == "quadrature" and itr.converged_
-    np.testing.assert_allclose(itr.coef_, eig.coef_, rtol=1e-6, atol=1e-7 * np.abs(eig.coef_).max())
+    np.testing.assert_allclose(itr.dual_coef_, eig.dual_coef_, rtol=1e-6, atol=1e-7 * np.abs(eig.dual_coef_).max())
     # B-splines: the closed form with the matching (quadrature) Gram
     itr = KPLRegressor(dictionary=BSpline(8), solver="iterative", solver_options=opts, **kw).fit(X, Y, locations=grid)
     phi = itr.dictionary_.evaluate(grid)
     Gq = phi.T @ (w[:, None] * phi)
     assert np.abs(Gq - itr.gram_).max() > 1e-3 * np.abs(Gq).max()
     A_cf = ridge_coef(decompose(itr.K_, Gq, itr.B_, itr.nu_), 1e-3)
-    np.testing.assert_allclose(itr.coef_, A_cf, rtol=1e-6, atol=1e-7 * np.abs(A_cf).max())
+    np.testing.assert_allclose(itr.dual_coef_, A_cf, rtol=1e-6, atol=1e-7 * np.abs(A_cf).max())
     exact = KPLRegressor(dictionary=BSpline(8), solver="exact_partial", **kw).fit(X, Y, locations=grid)
-    np.testing.assert_allclose(exact.coef_, A_cf, rtol=1e-8, atol=1e-9 * np.abs(A_cf).max())
+    np.testing.assert_allclose(exact.dual_coef_, A_cf, rtol=1e-8, atol=1e-9 * np.abs(A_cf).max())
 
 
 def test_path_warm_starts_and_equals_separate_fits(rng):
@@ -290,9 +290,9 @@ def test_estimator_solvers_and_fitted_attributes(rng):
     itr = KPLRegressor(solver="iterative", solver_options={"tol": 1e-9}, **kw).fit(X, Y, locations=grid)
     assert exact.solver_ == "exact_partial" and exact.converged_ and exact.n_iter_ >= 1
     assert itr.solver_ == "iterative" and itr.converged_ and itr.grad_norm_ is not None and itr.n_iter_ >= 1
-    assert np.linalg.norm(itr.coef_ - exact.coef_) < 1e-6 * np.linalg.norm(exact.coef_)
+    assert np.linalg.norm(itr.dual_coef_ - exact.dual_coef_) < 1e-6 * np.linalg.norm(exact.dual_coef_)
     # the exact partial solution differs from the plug-in one (different Gram matrices)
-    assert np.linalg.norm(eig.coef_ - exact.coef_) > 1e-3 * np.linalg.norm(exact.coef_)
+    assert np.linalg.norm(eig.dual_coef_ - exact.dual_coef_) > 1e-3 * np.linalg.norm(exact.dual_coef_)
     robust = KPLRegressor(loss="logcosh(10)", **kw).fit(X, Y, locations=grid)
     assert robust.solver_ == "iterative" and robust.loss_ == LogCosh(10.0).at_scale(robust.response_scale_)
     assert robust.predict(X[:3]).shape == (3, 25)

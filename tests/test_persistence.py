@@ -122,9 +122,9 @@ def test_file_is_plain_netcdf_with_provenance(tmp_path, dti_results):
                     "acknowledgment"):
             assert key in f.attrs
         assert f.attrs["fdakpl_formula"] == "rcst ~ cca + C(sex) + pasat"
-        coef = f["fdakpl.model.estimator.coef_"]
+        coef = f["fdakpl.model.estimator.dual_coef_"]
         assert coef.dims == ("sample", "fdakpl.atom")
-        np.testing.assert_array_equal(coef.values, dti_results.estimator.coef_)
+        np.testing.assert_array_equal(coef.values, dti_results.estimator.dual_coef_)
         np.testing.assert_array_equal(f["fdakpl.model.estimator.B_"].values, dti_results.estimator.B_)
         state = json.loads(str(f["fdakpl_state"].values))
         assert state["root"]["__object__"] == "fdakpl.FunctionalRegressionResults"
@@ -289,7 +289,7 @@ def _rewrite(path, change):
 
 def test_modified_array_fails_the_checksum(saved):
     def change(ds):
-        name = "fdakpl.estimator.coef_"
+        name = "fdakpl.estimator.dual_coef_"
         ds[name] = ds[name].copy(data=ds[name].values + 1e-12)
 
     _rewrite(saved, change)
@@ -298,7 +298,7 @@ def test_modified_array_fails_the_checksum(saved):
 
 
 def test_missing_array_is_reported(saved):
-    _rewrite(saved, lambda ds: ds.__delitem__("fdakpl.estimator.coef_"))
+    _rewrite(saved, lambda ds: ds.__delitem__("fdakpl.estimator.dual_coef_"))
     with pytest.raises(ValueError, match=r"ok\.nc: (checksum mismatch|.*lacks)"):
         load(saved)
 

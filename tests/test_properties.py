@@ -146,7 +146,7 @@ def test_permuting_samples_permutes_predictions(p):
     scale = max(1.0, np.abs(a.predict(Xn)).max())
     np.testing.assert_allclose(b.predict(Xn), a.predict(Xn), rtol=1e-8, atol=1e-9 * scale)
     np.testing.assert_allclose(b.predict(X[perm]), a.predict(X)[perm], rtol=1e-8, atol=1e-9 * scale)
-    np.testing.assert_allclose(b.coef_, a.coef_[perm], rtol=1e-6, atol=1e-8 * np.abs(a.coef_).max())
+    np.testing.assert_allclose(b.dual_coef_, a.dual_coef_[perm], rtol=1e-6, atol=1e-8 * np.abs(a.dual_coef_).max())
 
 
 @SETTINGS
@@ -162,7 +162,7 @@ def test_adding_unobserved_points_changes_nothing(p, extra):
     Xn = rng.uniform(-1, 1, size=(4, 2))
     scale = max(1.0, np.abs(a.predict(Xn)).max())
     np.testing.assert_allclose(b.predict(Xn, at=grid), a.predict(Xn), rtol=1e-10, atol=1e-12 * scale)
-    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-12 * np.abs(a.coef_).max())
+    np.testing.assert_allclose(b.dual_coef_, a.dual_coef_, rtol=1e-9, atol=1e-12 * np.abs(a.dual_coef_).max())
 
 
 @SETTINGS
@@ -221,7 +221,7 @@ def test_estimator_solvers_agree_on_random_problems(p):
     X, Y, grid, lam, _ = p
     e = _fit(X, Y, grid, lam, solver="eig")
     s = _fit(X, Y, grid, lam, solver="sylvester")
-    scale = np.abs(e.coef_).max()
-    np.testing.assert_allclose(s.coef_, e.coef_, rtol=1e-6, atol=1e-8 * scale)
+    scale = np.abs(e.dual_coef_).max()
+    np.testing.assert_allclose(s.dual_coef_, e.dual_coef_, rtol=1e-6, atol=1e-8 * scale)
     ref = brute_force_ridge(e.K_, e.gram_, e.B_, e.nu_, lam)
-    np.testing.assert_allclose(e.coef_, ref, rtol=1e-6, atol=1e-8 * scale)
+    np.testing.assert_allclose(e.dual_coef_, ref, rtol=1e-6, atol=1e-8 * scale)

@@ -93,7 +93,7 @@ def test_logcosh_with_a_fixed_lambda_is_the_estimator_fit(robust_data):
     assert res.lam == 1e-3 and res.solver == "iterative"
     direct = KPLRegressor(dictionary=BSpline(6), kernel=res.estimator.kernel, lam=1e-3, loss="logcosh").fit(
         res.model.parsed.inputs(robust_data), robust_data["y"])
-    np.testing.assert_allclose(res.estimator.coef_, direct.coef_, rtol=1e-10)
+    np.testing.assert_allclose(res.estimator.dual_coef_, direct.dual_coef_, rtol=1e-10)
     assert res.estimator.loss_ == LogCosh(1.0).at_scale(direct.response_scale_)
 
 

@@ -61,7 +61,7 @@ def test_estimator_auto_single_lambda_equals_eig(rng, monkeypatch, missing, dict
     monkeypatch.setattr(kpl, "SINGLE_LAMBDA_MIN_N", 10)
     fast = KPLRegressor(**kw).fit(X, Y, locations=grid)
     assert fast.route_ in {"cholesky", "tridiagonal"} and fast.decomposition_ is None
-    assert _rel(fast.coef_, ref.coef_) < 1e-8
+    assert _rel(fast.dual_coef_, ref.dual_coef_) < 1e-8
     Xn = rng.uniform(-1, 1, size=(5, 3))
     assert _rel(fast.predict(Xn), ref.predict(Xn)) < 1e-8
     # an explicit solver="eig" keeps the lambda path at any n

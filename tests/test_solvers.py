@@ -92,7 +92,7 @@ def test_estimator_equals_brute_force_kronecker(rng, missing, dictionary, output
         N = (Yc * w) @ phi
     K = Gaussian(0.8)(X)
     A_bf = brute_force_ridge(K, model.dictionary_.gram(), model.B_, N, 3e-3)
-    np.testing.assert_allclose(model.coef_, A_bf, rtol=1e-9, atol=1e-9 * np.abs(A_bf).max())
+    np.testing.assert_allclose(model.dual_coef_, A_bf, rtol=1e-9, atol=1e-9 * np.abs(A_bf).max())
     assert model.integration_ == ("plugin" if missing else "quadrature")
 
 
@@ -118,7 +118,7 @@ def test_unobserved_values_do_not_matter(rng):
     assert mask.sum() > 50
 
     def fit(values):
-        return KPLRegressor(dictionary=Fourier(5), lam=1e-3).fit(X, values, locations=grid).coef_
+        return KPLRegressor(dictionary=Fourier(5), lam=1e-3).fit(X, values, locations=grid).dual_coef_
 
     a = fit(Y)
     # the same mask, carried by a masked array (netCDF4 hands these out); behind it: huge values, not NaN

@@ -88,14 +88,14 @@ def test_long_form_and_dense_with_nan_give_identical_fits(sparse):
         a = KPLRegressor(dictionary=BSpline(8), domain=(0.0, 1.0), **kw).fit(X, long)
         b = KPLRegressor(dictionary=BSpline(8), domain=(0.0, 1.0), **kw).fit(X, train["y"])
         np.testing.assert_allclose(a.mean_(THETA), b.mean_(THETA), rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-6, atol=1e-9 * np.abs(a.coef_).max())
+        np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=1e-6, atol=1e-9 * np.abs(a.dual_coef_).max())
         np.testing.assert_allclose(a.predict(x_test, at=THETA).values, b.predict(x_test, at=THETA).values,
                                    rtol=1e-6, atol=1e-8)
     # the front end (a Dataset, hence the dense form) fits what the estimator fits on the long form
     res = FunctionalRegression("y ~ x", data=train, domain=(0, 1), lam=1e-3, progress=False).fit()
     direct = KPLRegressor(dictionary=BSpline(8), kernel=res.estimator.kernel, lam=1e-3, solver="exact_partial",
                           domain=(0.0, 1.0)).fit({"x": X}, long)
-    np.testing.assert_allclose(res.estimator.coef_, direct.coef_, rtol=1e-6, atol=1e-9 * np.abs(direct.coef_).max())
+    np.testing.assert_allclose(res.estimator.dual_coef_, direct.dual_coef_, rtol=1e-6, atol=1e-9 * np.abs(direct.dual_coef_).max())
 
 
 def test_robust_loss_on_irregular_long_form():

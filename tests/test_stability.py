@@ -146,8 +146,8 @@ def test_fitted_estimator_matches_extended_precision_at_lambda_1e_12():
     K, G, B, N = est.K_, est.gram_, est.B_, est.nu_
     ref = mp_solve(mp_system(K, G, B, K.shape[0]), N, 1e-12)
     cond = system_cond(K, G, B, 1e-12)
-    assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.predict(X).values))
-    assert np.linalg.norm(est.coef_ - ref) / np.linalg.norm(ref) <= 50 * cond * EPS + 1e-13
+    assert np.all(np.isfinite(est.dual_coef_)) and np.all(np.isfinite(est.predict(X).values))
+    assert np.linalg.norm(est.dual_coef_ - ref) / np.linalg.norm(ref) <= 50 * cond * EPS + 1e-13
     pred = est.predict(X).values
     assert np.abs(pred[0] - pred[1]).max() < 1e-4  # near-identical curves, near-identical predictions
 

@@ -98,7 +98,7 @@ for n in ns:
         w, _ = integration_weights(obs, (0.0, 1.0))
         crit = ridge_path(model.decomposition_, phi_grid, obs, w, np.geomspace(1e-7, 1, 29), loo=False)
         lam_g = crit.best("gcv")[1]
-        model.coef_B_ = ridge_coef(model.decomposition_, lam_g, times_B=True)
+        model.dual_coef_B_ = ridge_coef(model.decomposition_, lam_g, times_B=True)
         rows.append({"n": n, "rep": rep, "lambda*": lam_t, "excess at lambda*": e_theory,
                      "lambda GCV": lam_g, "excess at GCV": excess(model),
                      "bound (Prop. 5.1)": excess_risk_bound(n, d, kappa=kappa, C_phi=C_phi, L=L, R=R).bound})

@@ -121,7 +121,7 @@ class OneBasisEstimator(_ProjectionBase):
     >>> X = rng.uniform(-1, 1, size=(30, 2)); grid = np.linspace(0, 1, 20)
     >>> Y = np.sin(np.pi * X[:, :1] * grid)
     >>> m = OneBasisEstimator(Fourier(3), lam=1e-3).fit(X, Y, locations=grid)
-    >>> m.coef_.shape
+    >>> m.dual_coef_.shape
     (30, 7)
     """
 
@@ -150,12 +150,12 @@ class OneBasisEstimator(_ProjectionBase):
         C = self._output_coefficients(obs, domain)
         K = self._kernel()(Xv, None, Xw)
         n = K.shape[0]
-        self.coef_ = np.linalg.solve(K + n * float(self.lam) * np.eye(n), C)
+        self.dual_coef_ = np.linalg.solve(K + n * float(self.lam) * np.eye(n), C)
         self.X_fit_, self.X_weights_, self.K_, self.output_coef_ = Xv, Xw, K, C
 
     def _predict_centered(self, Xv: Any, Xw: Any, theta: np.ndarray) -> np.ndarray:
         Kn = self._kernel()(Xv, self.X_fit_, Xw)
-        return (Kn @ self.coef_) @ self.dictionary_.evaluate(theta).T
+        return (Kn @ self.dual_coef_) @ self.dictionary_.evaluate(theta).T
 
     def _centered_path(self, Xv: Any, Xw: Any, theta: np.ndarray, lams: np.ndarray) -> np.ndarray:
         s, U = np.linalg.eigh(self.K_)

@@ -73,7 +73,7 @@ class FunctionalKRR(FunctionalBaseline):
 
     Attributes
     ----------
-    coef_ : numpy.ndarray, shape (n, m)
+    dual_coef_ : numpy.ndarray, shape (n, m)
         The functions ``alpha_i`` on ``response_grid_``.
 
     References
@@ -137,14 +137,14 @@ class FunctionalKRR(FunctionalBaseline):
             self.decomposition_ = None
             gamma = ridge_sylvester(K, S, I, R, float(self.lam))
         self.S_, self.R_ = S, R
-        self.coef_ = gamma / sw
+        self.dual_coef_ = gamma / sw
         self.response_grid_, self.response_weights_ = grid, w
         self.X_fit_, self.X_weights_, self.K_ = Xv, Xw, K
 
     def _predict_centered(self, Xv: Any, Xw: Any, theta: np.ndarray) -> np.ndarray:
         Kn = self._kernel()(Xv, self.X_fit_, Xw)
         Kout = self._output_kernel()(self.response_grid_[:, None], theta[:, None])
-        return (Kn @ self.coef_) @ (self.response_weights_[:, None] * Kout)
+        return (Kn @ self.dual_coef_) @ (self.response_weights_[:, None] * Kout)
 
     def _centered_path(self, Xv: Any, Xw: Any, theta: np.ndarray, lams: np.ndarray) -> np.ndarray:
         if getattr(self, "decomposition_", None) is None:

@@ -165,7 +165,7 @@ class KernelAdditiveModel(FunctionalBaseline):
     >>> a = rng.uniform(-1, 1, size=(25, 1)); s = np.linspace(0, 1, 15)
     >>> X = a * np.sin(2 * np.pi * s); Y = a**2 * np.cos(np.pi * s) + 0.01 * rng.normal(size=(25, 15))
     >>> m = KernelAdditiveModel(n_components=3, value_kernel=Gaussian(0.5), lam=1e-4).fit(X, Y)
-    >>> m.coef_.shape
+    >>> m.dual_coef_.shape
     (25, 3)
     """
 
@@ -229,10 +229,10 @@ class KernelAdditiveModel(FunctionalBaseline):
         I = np.eye(psi.shape[1])
         if self.solver == "eig":
             self.decomposition_ = decompose(A_in, A_out, I, C)
-            self.coef_ = ridge_coef(self.decomposition_, float(self.lam))
+            self.dual_coef_ = ridge_coef(self.decomposition_, float(self.lam))
         else:
             self.decomposition_ = None
-            self.coef_ = ridge_sylvester(A_in, A_out, I, C, float(self.lam))
+            self.dual_coef_ = ridge_sylvester(A_in, A_out, I, C, float(self.lam))
         self.components_, self.response_grid_, self.response_weights_ = psi, grid, w
         self.A_in_, self.A_out_, self.scores_ = A_in, A_out, C
         self.X_fit_ = X
@@ -249,7 +249,7 @@ class KernelAdditiveModel(FunctionalBaseline):
 
     def _predict_centered(self, Xv: Any, Xw: Any, theta: np.ndarray) -> np.ndarray:
         A_new, out_basis = self._new_parts(Xv, Xw, theta)
-        return (A_new @ self.coef_) @ out_basis.T
+        return (A_new @ self.dual_coef_) @ out_basis.T
 
     def _centered_path(self, Xv: Any, Xw: Any, theta: np.ndarray, lams: np.ndarray) -> np.ndarray:
         if getattr(self, "decomposition_", None) is None:

@@ -61,6 +61,7 @@ from ..data.preprocessing import MeanFunction, check_same_samples
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..losses import is_square
 from ..notices import warn
 from ..selection import DEFAULT_LAMBDAS
 from ..solvers.features import (
@@ -134,7 +135,8 @@ class ApproxKPLRegressor(FunctionalEstimator):
     Attributes
     ----------
     coef_ : numpy.ndarray, shape (r, d)
-        Primal weights ``M`` at ``lam_``: predicted coefficients are ``z(x)^T M``.
+        Primal weights ``M`` at ``lam_`` (feature x atom): predicted coefficients are ``z(x)^T M``.
+        There is no ``dual_coef_``: the representer coefficients of exact fits are never formed.
     approx_ : fitted feature map
     primal_ : PrimalDecomposition
     stats_ : SufficientStats
@@ -389,9 +391,10 @@ def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None, **overrides: Any
 
     Used by ``KPLRegressor.fit``: the fitted :class:`ApproxKPLRegressor` is
     stored as ``est.approx_`` (prediction goes through it) and its fitted
-    attributes are copied onto ``est``; ``coef_`` and ``coef_B_`` are then the
-    primal weights ``M`` (``r x d``) and ``K_``, ``decomposition_``, ``nu_``
-    are ``None``.
+    attributes are copied onto ``est``: ``coef_`` holds the primal weights ``M``
+    (``r x d``, feature x atom); ``K_``, ``decomposition_``, ``nu_`` are ``None``
+    and there is no ``dual_coef_`` (no representer coefficients: the fit never
+    forms the ``n x n`` kernel matrix).
 
     Examples
     --------
@@ -400,10 +403,13 @@ def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None, **overrides: Any
     >>> m = KPLRegressor(dictionary=Fourier(1), approx=RandomFourierFeatures(20)).fit(X, Y)
     >>> m.coef_.shape, m.approx_description_
     ((20, 3), 'random Fourier features, 20 features')
+    >>> hasattr(m, "dual_coef_")
+    False
     """
     loss = getattr(est, "loss", "square")
-    if loss not in (None, "square"):
-        raise ValueError(f"approx= supports the square loss only (closed form), got loss={loss!r}")
+    if not is_square(loss):
+        raise ValueError(f"approx= solves the square loss only (primal closed form), got loss={loss!r}; use "
+                         "loss='square', or drop approx= to fit a robust loss with the exact iterative solver")
     solver = getattr(est, "solver", "auto")
     if solver not in ("auto", "eig"):
         raise ValueError(f"approx= has its own primal closed-form solver; use solver='auto' (got solver={solver!r})")
@@ -413,6 +419,7 @@ def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None, **overrides: Any
     est.approx_ = inner
     for name in _FITTED_COPIED:
         setattr(est, name, getattr(inner, name))
-    est.coef_B_ = inner.coef_
+    for name in ("dual_coef_", "dual_coef_B_"):  # left by an earlier exact fit of the same estimator
+        est.__dict__.pop(name, None)
     est.K_ = est.decomposition_ = est.nu_ = est.X_fit_ = est.X_weights_ = None
     return est

@@ -56,6 +56,19 @@ class FunctionalEstimator(RegressorMixin, BaseEstimator):
     True
     """
 
+    def __getattr__(self, name: str) -> Any:
+        # called only when normal lookup fails: point from the coefficients a fit lacks to those it has
+        fitted = self.__dict__
+        if name == "coef_" and "dual_coef_" in fitted:
+            raise AttributeError(f"this exact {type(self).__name__} fit has no coef_ (primal weights, which only "
+                                 "approximate fits with approx= have); its representer coefficients alpha "
+                                 "(training sample x atom) are dual_coef_")
+        if name == "dual_coef_" and "coef_" in fitted and "approx_" in fitted:
+            raise AttributeError(f"this approximate {type(self).__name__} fit (approx=) has no dual_coef_ (it never "
+                                 "forms the n x n kernel matrix); its primal weights M (feature x atom, "
+                                 "h(x) = M^T z(x)) are coef_")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Integrated R^2 over the observed points of ``y``.
 

@@ -23,6 +23,7 @@ from ..data.preprocessing import (
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..losses import is_square
 from ..notices import warn
 from ..solvers.closed_form import (
     decompose,
@@ -189,7 +190,8 @@ class KPLRegressor(FunctionalEstimator):
         dictionary's exact Gram matrix.
     loss : str or GroundLoss, default "square"
         Ground loss of the integral functional loss (:mod:`fdakpl.losses`):
-        ``"square"``, ``"logcosh"`` / ``"logcosh(gamma)"`` (robust to
+        ``"square"`` (``None``, ``"l2"`` and ``Square()`` are the same loss:
+        :func:`fdakpl.losses.is_square`), ``"logcosh"`` / ``"logcosh(gamma)"`` (robust to
         outliers: the paper's logcosh-KPL), ``"huber(delta)"``,
         ``"pseudo_huber(delta)"``, or a :class:`~fdakpl.losses.GroundLoss`.
         The robust losses' parameters are relative to the robust scale of the
@@ -211,8 +213,9 @@ class KPLRegressor(FunctionalEstimator):
         Approximate the kernel by an explicit feature map and solve in primal
         form from streamed sufficient statistics (many curves, dask data):
         fitting goes through :class:`fdakpl.estimators.approx.ApproxKPLRegressor`
-        (stored as ``approx_``; ``coef_`` is then the ``r x d`` primal weight
-        matrix; square loss only).
+        (stored as ``approx_``; ``coef_`` then holds the ``r x d`` primal
+        weights, feature x atom, and there is no ``dual_coef_``; square loss
+        only).
     memory_limit : None, float or "inf"
         Bytes the exact solvers may use; a larger problem is refused before
         any ``n x n`` allocation, pointing to ``approx=``. Default: the
@@ -221,8 +224,15 @@ class KPLRegressor(FunctionalEstimator):
 
     Attributes
     ----------
-    coef_ : numpy.ndarray, shape (n_samples, n_atoms)
-        Representer coefficients ``alpha`` (row ``i`` is ``alpha_i``).
+    dual_coef_ : numpy.ndarray, shape (n_samples, n_atoms)
+        Representer coefficients ``alpha`` of an exact fit (row ``i`` is ``alpha_i``;
+        scikit-learn's ``KernelRidge`` name): ``h(x) = B sum_i k(x, x_i) alpha_i``.
+        Approximate fits (``approx=``) have none.
+    dual_coef_B_ : numpy.ndarray, shape (n_samples, n_atoms)
+        ``alpha B``, what prediction multiplies the kernel by (exact fits).
+    coef_ : numpy.ndarray, shape (n_features, n_atoms)
+        Primal weights ``M`` of an approximate fit (``approx=``), feature x atom:
+        ``h(x) = M^T z(x)``. Exact fits have none (their coefficients are ``dual_coef_``).
     dictionary_ : Dictionary
         The fitted dictionary.
     B_ : numpy.ndarray
@@ -332,6 +342,7 @@ class KPLRegressor(FunctionalEstimator):
 
             return fit_approx(self, X, Y, locations)
         self.approx_ = None
+        self.__dict__.pop("coef_", None)  # primal weights left by an earlier approximate fit
         self._check_params()
         if Y is None:
             raise ValueError("KPLRegressor requires y to be passed, but the target y is None")
@@ -354,7 +365,7 @@ class KPLRegressor(FunctionalEstimator):
         self.response_scale_ = response_scale(obs, dom) if loss.relative else None
         self.loss_ = loss if self.response_scale_ is None else loss.at_scale(self.response_scale_)
         self.mean_, obs_c = center_responses(obs, dom, self.center,
-                                             None if self.loss_.is_square else self.loss_.derivative)
+                                             None if is_square(self.loss_) else self.loss_.derivative)
 
         # dictionary, Gram, B
         dic = self._make_dictionary(obs_c).fit(obs_c, domain=dom)
@@ -379,21 +390,21 @@ class KPLRegressor(FunctionalEstimator):
             out_eigh = dic.scaled_gram_eigh(Bs[0])
             if self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eigendecomposition of K
                 self.decomposition_ = None
-                self.coef_, self.route_ = ridge_single(K, G, B, N, self.lam, output_eigh=out_eigh, B_sqrt=Bs)
+                self.dual_coef_, self.route_ = ridge_single(K, G, B, N, self.lam, output_eigh=out_eigh, B_sqrt=Bs)
             else:
                 self.decomposition_ = decompose(K, G, B, N, output_eigh=out_eigh, B_sqrt=Bs)
-                self.coef_ = ridge_coef(self.decomposition_, self.lam)
+                self.dual_coef_ = ridge_coef(self.decomposition_, self.lam)
                 self.route_ = "eigendecomposition"
         elif self.solver_ == "sylvester":
             self.decomposition_ = None
-            self.coef_ = ridge_sylvester(K, G, B, N, self.lam)
+            self.dual_coef_ = ridge_sylvester(K, G, B, N, self.lam)
         else:  # "exact_partial" or "iterative": per-point estimated losses (fdakpl.solvers.iterative)
             self.decomposition_ = None
             res = solve_kpl(K, B, point_design(obs_c, phi, weights), self.lam, self.solver_, self.loss_,
                             self.solver_options)
-            self.coef_ = res.coef
+            self.dual_coef_ = res.coef
             self.n_iter_, self.converged_, self.grad_norm_ = res.n_iter, res.converged, res.grad_norm
-        self.coef_B_ = self.coef_ @ B
+        self.dual_coef_B_ = self.dual_coef_ @ B
         self.K_ = K
         if info.grid is not None:
             self.grid_ = info.grid
@@ -427,7 +438,7 @@ class KPLRegressor(FunctionalEstimator):
         >>> KPLRegressor(dictionary=Fourier(1), lam=1e-2).fit(X, Y).predict_coefficients(X[:3]).shape
         (3, 3)
         """
-        check_is_fitted(self, "coef_")
+        check_is_fitted(self, "response_info_")
         if getattr(self, "approx_", None) is not None:
             return self.approx_.predict_coefficients(X)
         return self._coefficients_and_labels(X)[0]
@@ -436,7 +447,7 @@ class KPLRegressor(FunctionalEstimator):
         """Predicted coefficients and the inputs' sample labels, from one preparation of ``X``."""
         Xv, Xw, _, labels = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
         Kn = self._kernel()(Xv, self.X_fit_, Xw)
-        return Kn @ self.coef_B_, labels
+        return Kn @ self.dual_coef_B_, labels
 
     def predict(self, X: Any, at: Any = None) -> Any:
         """Predicted curves at ``at`` (default: the training grid).
@@ -455,7 +466,7 @@ class KPLRegressor(FunctionalEstimator):
         at = None if at is None else check_locations(at, "at")
         if getattr(self, "approx_", None) is not None:
             return self.approx_.predict(X, at)
-        check_is_fitted(self, "coef_")
+        check_is_fitted(self, "dual_coef_")
         H, labels = self._coefficients_and_labels(X)
         theta = self.grid_ if at is None else at
         Yhat = H @ self.dictionary_.evaluate(theta).T

@@ -9,9 +9,10 @@ reads it back. The file is plain netCDF that any tool (``ncdump``, R's
   under their own names, dims, coordinates and attributes (e.g. the DTI
   acknowledgment);
 * every fitted array as a variable named after its Python attribute
-  (``fdakpl.model.estimator.coef_`` holds the representer coefficients
-  ``alpha``, ``fdakpl.model.estimator.B_`` the output matrix, ...) with a
-  ``fdakpl_path`` attribute;
+  (``fdakpl.model.estimator.dual_coef_`` holds the representer coefficients
+  ``alpha`` of an exact fit, ``fdakpl.model.estimator.coef_`` the primal
+  weights of an approximate fit, ``fdakpl.model.estimator.B_`` the output
+  matrix, ...) with a ``fdakpl_path`` attribute;
 * a JSON description of the objects (the formula and options, dictionary,
   kernels per term, output matrix, loss, ...), in the string variable
   ``fdakpl_state``, whose arrays are references to the variables above;
@@ -33,6 +34,11 @@ whose names netCDF cannot hold safely (spaces, ``/``, a leading ``_``, names
 starting with ``fdakpl``) are stored under generated names (``fdakpl_var<i>``)
 with their original names in the description. The training kernel matrix
 ``K_`` is recomputed from the stored kernel inputs ``X_fit_`` (it is ``n x n``).
+
+Format versions: 3 names the representer coefficients ``dual_coef_`` (and
+``alpha B`` ``dual_coef_B_``); files of format 2 stored them as ``coef_`` and
+``coef_B_`` and load with those names mapped to the new ones (data only; see
+:func:`fdakpl.io.netcdf_load.load`).
 
 Examples
 --------
@@ -91,8 +97,9 @@ _SKIP = {"fdakpl.KPLRegressor": {"K_"},
 #: attributes that do not affect predictions: values that cannot be stored become None (with a warning)
 _LENIENT = {"random_state", "param_grid", "cv_result"}
 _DESCRIPTIONS = {
-    "coef_": "representer coefficients alpha (training sample x atom)",
-    "coef_B_": "alpha B, used for prediction (training sample x atom)",
+    "dual_coef_": "representer coefficients alpha of an exact fit (training sample x atom)",
+    "dual_coef_B_": "alpha B, used for prediction (training sample x atom)",
+    "coef_": "primal weights M of an approximate fit, h(x) = M^T z(x) (feature x atom)",
     "B_": "output matrix B (atom x atom)",
     "gram_": "Gram matrix of the dictionary (atom x atom)",
     "nu_": "inner products of the centred training responses with the atoms (training sample x atom)",
@@ -100,7 +107,8 @@ _DESCRIPTIONS = {
     "values_": "atoms on the dictionary's grid (location x atom)",
 }
 #: readable dims for well-known arrays ("sample" is the training sample dim when the data has it)
-_DIMS = {"coef_": ("sample", "fdakpl.atom"), "coef_B_": ("sample", "fdakpl.atom"), "nu_": ("sample", "fdakpl.atom"),
+_DIMS = {"dual_coef_": ("sample", "fdakpl.atom"), "dual_coef_B_": ("sample", "fdakpl.atom"),
+         "coef_": ("fdakpl.feature", "fdakpl.atom"), "nu_": ("sample", "fdakpl.atom"),
          "B_": ("fdakpl.atom", "fdakpl.atom2"), "gram_": ("fdakpl.atom", "fdakpl.atom2")}
 
 
@@ -304,7 +312,7 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
     >>> path = save(res, pathlib.Path(tempfile.mkdtemp()) / "dti.nc")
     >>> import xarray as xr
     >>> with xr.open_dataset(path) as f:
-    ...     f.attrs["fdakpl_formula"], f["fdakpl.model.estimator.coef_"].shape
+    ...     f.attrs["fdakpl_formula"], f["fdakpl.model.estimator.dual_coef_"].shape
     ('rcst ~ cca', (100, 21))
     """
     # by the stable class name (the file layer does not import the classes it stores: they call save)
@@ -312,7 +320,7 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
     if name == "fdakpl.FunctionalRegressionResults":
         kind, root = KIND_RESULTS, "model"
     elif name == "fdakpl.KPLRegressor":
-        if not hasattr(obj, "coef_"):
+        if "dual_coef_" not in vars(obj) and "coef_" not in vars(obj):
             raise ValueError("this KPLRegressor is not fitted; call fit(X, Y) before save")
         kind, root = KIND_ESTIMATOR, "estimator"
     else:

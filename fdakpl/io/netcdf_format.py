@@ -33,13 +33,15 @@ __all__ = [
     "normalise_name",
     "registered_classes",
     "registry",
+    "renamed_state",
     "restore_dtype",
     "stable_name",
     "stored_dtype",
 ]
 
-#: version of the file layout written by :func:`fdakpl.io.netcdf.save`
-FORMAT_VERSION = 2
+#: version of the file layout written by :func:`fdakpl.io.netcdf.save` (3: the representer coefficients are
+#: ``dual_coef_`` / ``dual_coef_B_``, which format 2 called ``coef_`` / ``coef_B_``; see :func:`renamed_state`)
+FORMAT_VERSION = 3
 
 KIND_RESULTS = "fdakpl.results"
 KIND_ESTIMATOR = "fdakpl.estimator"
@@ -76,6 +78,29 @@ def registry() -> dict[str, type]:
                 if name not in DENY:
                     reg[name] = obj
     return reg
+
+
+def renamed_state(name: str, state: dict[str, Any], version: int) -> dict[str, Any]:
+    """The stored attributes of a ``name`` object written in format ``version``, under today's attribute names.
+
+    Format 2 stored a :class:`~fdakpl.estimators.kpl.KPLRegressor`'s representer coefficients as
+    ``coef_`` (and ``alpha B`` as ``coef_B_``); format 3 names them ``dual_coef_`` / ``dual_coef_B_``
+    and keeps ``coef_`` for the primal weights of an approximate fit (``approx_`` set), whose copy
+    ``coef_B_`` it no longer stores. Only keys of the (still encoded) state are renamed: data, no code.
+
+    Examples
+    --------
+    >>> renamed_state("fdakpl.KPLRegressor", {"approx_": None, "coef_": 1, "coef_B_": 2}, 2)
+    {'approx_': None, 'dual_coef_': 1, 'dual_coef_B_': 2}
+    >>> renamed_state("fdakpl.KPLRegressor", {"approx_": {"__object__": "..."}, "coef_": 1, "coef_B_": 1}, 2)
+    {'approx_': {'__object__': '...'}, 'coef_': 1}
+    """
+    if version >= 3 or name != "fdakpl.KPLRegressor":
+        return state
+    if state.get("approx_") is not None:  # approximate fit: coef_ already means the primal weights
+        return {k: v for k, v in state.items() if k != "coef_B_"}
+    new = {"coef_": "dual_coef_", "coef_B_": "dual_coef_B_"}
+    return {new.get(k, k): v for k, v in state.items()}
 
 
 def registered_classes() -> list[str]:

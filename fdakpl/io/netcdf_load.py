@@ -13,7 +13,7 @@ Examples
 >>> from fdakpl import KPLRegressor, Fourier
 >>> X = np.linspace(0, 1, 12)[:, None]; Y = np.hstack([X, X ** 2, np.sin(X)])
 >>> path = KPLRegressor(dictionary=Fourier(1), lam=1e-3).fit(X, Y).save(pathlib.Path(tempfile.mkdtemp()) / "m.nc")
->>> load(path).coef_.shape
+>>> load(path).dual_coef_.shape
 (12, 3)
 """
 
@@ -37,6 +37,7 @@ from .netcdf_format import (
     class_name,
     normalise_name,
     registry,
+    renamed_state,
     restore_dtype,
     stored_dtype,
 )
@@ -45,8 +46,9 @@ __all__ = ["MAX_BYTES", "load"]
 
 
 class _Reader:
-    def __init__(self, path: Path, arrays: dict[str, np.ndarray]) -> None:
+    def __init__(self, path: Path, arrays: dict[str, np.ndarray], version: int = FORMAT_VERSION) -> None:
         self.path = path
+        self.version = version
         self.arrays = arrays
         self.registry = registry()
         self.post: list[Any] = []
@@ -88,6 +90,7 @@ class _Reader:
             if not isinstance(state, dict):
                 raise self.fail(f"the state of a {name} is not a mapping (corrupted file)")
             inst = cls.__new__(cls)
+            state = renamed_state(name, state, self.version)  # attributes renamed since the file's format
             inst.__dict__.update({k: self.decode(v) for k, v in state.items()})
             self.post.append((name, inst))
             return inst
@@ -116,6 +119,10 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
     attributes from numbers, strings and arrays, and the scalar design of a
     formula is stored as data and checked against the formula grammar of
     :mod:`fdakpl.design`; no text from the file is evaluated as code.
+
+    Files of an earlier format load with the attributes renamed since then
+    (:func:`fdakpl.io.netcdf_format.renamed_state`: format 2's ``coef_`` of an
+    exact fit is today's ``dual_coef_``).
 
     Parameters
     ----------
@@ -251,7 +258,7 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
     state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
     if f.attrs.get("fdakpl_checksum") != checksum(state_json, check):
         raise ValueError(f"{path}: checksum mismatch: the file was modified or corrupted after it was saved")
-    reader = _Reader(path, arrays)
+    reader = _Reader(path, arrays, version)
     obj = reader.decode(state["root"])
     want = {KIND_RESULTS: "fdakpl.FunctionalRegressionResults",
             KIND_ESTIMATOR: "fdakpl.KPLRegressor"}
@@ -323,8 +330,8 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
                                   "(forged or corrupted file)")
         if name == "fdakpl.KPLRegressor":
             X, W = inst.__dict__.get("X_fit_"), inst.__dict__.get("X_weights_")
-            inst.K_ = inst._kernel()(X, None, W) if X is not None and hasattr(inst, "coef_") else None
-            coef, dic = inst.__dict__.get("coef_"), inst.__dict__.get("dictionary_")
+            inst.K_ = inst._kernel()(X, None, W) if X is not None and "dual_coef_" in inst.__dict__ else None
+            coef, dic = inst.__dict__.get("dual_coef_"), inst.__dict__.get("dictionary_")
             if coef is not None and dic is not None and getattr(inst, "approx_", None) is None:
                 n, d = coef.shape
                 if d != dic.n_atoms_ or inst.B_.shape != (d, d) or (inst.K_ is not None and inst.K_.shape != (n, n)):

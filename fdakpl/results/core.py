@@ -167,20 +167,30 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     def coef(self) -> xr.DataArray:
         """The fitted coefficients, with each atom's scale.
 
-        Exact fits: the representer coefficients ``alpha`` (sample × atom). Approximate fits
-        (``approx=``): the primal weights ``M`` (feature × atom) of ``h(x) = M^T z(x)``; there is one row
-        per feature of the map, not per training curve.
+        Exact fits: the representer coefficients ``alpha`` (``estimator.dual_coef_``, sample × atom,
+        named ``"alpha"``) of ``h(x) = B sum_i k(x, x_i) alpha_i``. Approximate fits (``approx=``): the
+        primal weights ``M`` (``estimator.coef_``, feature × atom, named ``"primal_weights"``) of
+        ``h(x) = M^T z(x)``, one row per feature of the map, not per training curve.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            lam=1e-3, progress=False).fit()
+        >>> res.coef.dims, res.coef.name
+        (('sample', 'atom'), 'alpha')
         """
         est = self.estimator
-        n, d = est.coef_.shape
         scale = ("atom", est.dictionary_.scales_)
         if getattr(est, "approx_", None) is not None:
-            return xr.DataArray(est.coef_, dims=("feature", "atom"),
-                                coords={"feature": np.arange(n), "atom": np.arange(d), "scale": scale},
-                                name="primal_weights")
-        return xr.DataArray(est.coef_, dims=(SAMPLE, "atom"),
-                            coords={SAMPLE: self.response[SAMPLE].values, "atom": np.arange(d), "scale": scale},
-                            name="alpha")
+            M = est.coef_
+            return xr.DataArray(M, dims=("feature", "atom"),
+                                coords={"feature": np.arange(M.shape[0]), "atom": np.arange(M.shape[1]),
+                                        "scale": scale}, name="primal_weights")
+        A = est.dual_coef_
+        return xr.DataArray(A, dims=(SAMPLE, "atom"),
+                            coords={SAMPLE: self.response[SAMPLE].values, "atom": np.arange(A.shape[1]),
+                                    "scale": scale}, name="alpha")
 
     @property
     def mean_function(self) -> xr.DataArray:
@@ -272,7 +282,8 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         if "cond" not in self._cache:
             est = self.estimator
             dec = getattr(est, "decomposition_", None)
-            n, nl = est.coef_.shape[0], est.coef_.shape[0] * self.lam
+            n = est.n_samples_fit_
+            nl = n * self.lam
             if dec is not None:
                 s, e = dec.s, dec.e
             elif getattr(est, "K_", None) is not None:
@@ -285,7 +296,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
                 s = e = None
             g = np.linalg.eigvalsh(est.gram_)
             gram = float(g.max() / g.min()) if g.min() > 0 else float("inf")
-            if s is None or n != est.n_samples_fit_:
+            if s is None:
                 kernel = system = float("nan")
             else:
                 kernel = float((s.max() + nl) / (s.min() + nl))
@@ -325,12 +336,13 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
                                         X=getattr(est, "X_fit_", None), weights=getattr(est, "X_weights_", None))
         yc = obs.value - (est.mean_(obs.location) if est.mean_ is not None else 0.0)
         L = float(np.abs(yc).max())
-        A = est.coef_
         K = getattr(est, "K_", None)
-        if K is not None:
+        if getattr(est, "approx_", None) is not None:  # primal weights M: ||h||_H^2 = tr(M B^-1 M^T)
+            M = est.coef_
+            R = float(np.sqrt(max(np.trace(M @ np.linalg.solve(est.B_, M.T)), 0.0)))
+        elif K is not None:  # representer coefficients alpha: ||h||_H^2 = tr(alpha^T K alpha B)
+            A = est.dual_coef_
             R = float(np.sqrt(max(np.sum(A * (K @ A @ est.B_)), 0.0)))
-        elif getattr(est, "approx_", None) is not None:  # primal weights M: ||h||_H^2 = tr(M B^-1 M^T)
-            R = float(np.sqrt(max(np.trace(A @ np.linalg.solve(est.B_, A.T)), 0.0)))
         else:
             R = float("nan")
         n = obs.n_samples

@@ -160,7 +160,7 @@ def term_importance(res: Any, terms: list[str] | None = None, n_permutations: in
         raise ValueError(f"n_permutations must be >= 0, got {n_permutations}")
     op = kernel.op
     Ks = {t: k(est.X_fit_[t], None, est.X_weights_.get(t)) for t, k in kernel.kernels.items()}
-    n = est.coef_.shape[0]
+    n = est.n_samples_fit_
 
     def combine(mats: list[np.ndarray]) -> np.ndarray:
         if not mats:
@@ -213,7 +213,7 @@ def importance_for_summary(res: Any, importance: Any) -> tuple[TermImportance | 
     if importance is False or importance is None:
         return None, None
     closed = getattr(res.estimator, "decomposition_", None) is not None
-    n = res.estimator.coef_.shape[0]
+    n = res.estimator.n_samples_fit_
     if isinstance(importance, str):
         if importance != "auto":
             raise ValueError(f"importance must be 'auto', True, False or a number of permutations, got {importance!r}")

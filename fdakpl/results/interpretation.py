@@ -66,7 +66,7 @@ def response_coefficients(est: Any, theta: np.ndarray) -> np.ndarray:
     >>> response_coefficients(KPLRegressor(dictionary=Fourier(1)).fit(X, Y), np.array([0.0, 1.0])).shape
     (8, 2)
     """
-    return est.coef_B_ @ est.dictionary_.evaluate(np.asarray(theta, dtype=float)).T
+    return est.dual_coef_B_ @ est.dictionary_.evaluate(np.asarray(theta, dtype=float)).T
 
 
 def _term_parts(est: Any, term: str) -> tuple[Kernel, dict[str, Kernel], str]:
@@ -96,7 +96,7 @@ def term_reference(est: Any, others: Mapping[str, Kernel], reference: Mapping[st
     >>> term_reference(m, {"b": Gaussian()}, None)[0].round(3)
     array([1., 1., 1., 1., 1., 1.])
     """
-    n = est.coef_.shape[0]
+    n = est.n_samples_fit_
     out = np.ones(n)
     described: dict[str, str] = {}
     for t, k in others.items():

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..losses import GroundLoss, Square, make_loss
+from ..losses import GroundLoss, Square, is_square, make_loss
 from .design import PointDesign
 from .iterative import IterativeResult, kpl_iterative
 from .partial import exact_partial_ridge
@@ -44,7 +44,7 @@ def resolve_solver(solver: Any, loss: Any) -> tuple[str, GroundLoss]:
     loss = make_loss(loss)
     if not isinstance(solver, str) or solver not in SOLVERS:
         raise ValueError(f"solver must be one of {', '.join(map(repr, SOLVERS))}, got {solver!r}")
-    square = isinstance(loss, Square)
+    square = is_square(loss)
     if solver == "auto":
         solver = "eig" if square else "iterative"
     if solver in {"eig", "sylvester", "exact_partial"} and not square:
