@@ -95,7 +95,8 @@ def test_long_form_and_dense_with_nan_give_identical_fits(sparse):
     res = FunctionalRegression("y ~ x", data=train, domain=(0, 1), lam=1e-3, progress=False).fit()
     direct = KPLRegressor(dictionary=BSpline(8), kernel=res.estimator.kernel, lam=1e-3, solver="exact_partial",
                           domain=(0.0, 1.0)).fit({"x": X}, long)
-    np.testing.assert_allclose(res.estimator.dual_coef_, direct.dual_coef_, rtol=1e-6, atol=1e-9 * np.abs(direct.dual_coef_).max())
+    np.testing.assert_allclose(res.estimator.dual_coef_, direct.dual_coef_, rtol=1e-6,
+                               atol=1e-9 * np.abs(direct.dual_coef_).max())
 
 
 def test_robust_loss_on_irregular_long_form():

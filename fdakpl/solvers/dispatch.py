@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..losses import GroundLoss, Square, is_square, make_loss
+from ..losses import GroundLoss, is_square, make_loss
 from .design import PointDesign
 from .iterative import IterativeResult, kpl_iterative
 from .partial import exact_partial_ridge
@@ -63,6 +63,7 @@ def solve_kpl(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: float, sol
     >>> from fdakpl.solvers.design import point_design
     >>> obs = Observations.from_dense(np.array([[1.0], [3.0]]), np.array([0.5]))
     >>> design = point_design(obs, np.ones((1, 1)), np.ones(2))
+    >>> from fdakpl.losses import Square
     >>> solve_kpl(np.eye(2), np.eye(1), design, 0.5, "iterative", Square(), {"tol": 1e-9}).coef.ravel()
     array([0.5, 1.5])
     >>> solve_kpl(np.eye(2), np.eye(1), design, 0.5, "iterative", Square(), {"maxiter": 5})
