@@ -230,7 +230,7 @@ class FunctionalRegression:
         if solver == "auto":
             if square and fully_observed:
                 return "eig", "square loss, fully observed responses: closed-form ridge (Prop. 4.2)"
-            if square and sparse:
+            if square and sparse and self.approx is None:  # approx= has no exact partial route: plug-in
                 return "exact_partial", ("square loss, sparse responses (on median a curve has under "
                                          f"{SPARSE_POINTS} points and under half the locations): exact partial "
                                          "ridge (ridge-iter-KPL, section 4.3)")
@@ -246,7 +246,8 @@ class FunctionalRegression:
         if solver not in reasons:
             raise ValueError(f"solver must be one of {['auto', *reasons]}, got {solver!r}")
         if not square and solver in {"eig", "sylvester", "exact_partial"}:
-            raise ValueError(f"solver={solver!r} solves the square loss only; use solver='iterative' for {loss_name}")
+            raise ValueError(f"solver={solver!r} solves the square loss only; with loss={self.loss!r} use "
+                             "solver='iterative' (or 'auto')")
         return solver, reasons[solver]
 
     def _estimator(self, kernel: Kernel, solver: str, lam: Any, *, loss: Any = None, dictionary: Any = None,

@@ -79,6 +79,7 @@ __all__ = [
     "PrimalDecomposition",
     "RandomFourierFeatures",
     "SufficientStats",
+    "check_square_loss",
     "fit_approx",
     "primal_decompose",
 ]
@@ -131,6 +132,11 @@ class ApproxKPLRegressor(FunctionalEstimator):
     progress : bool or None
         Progress bar over chunks (in-memory inputs) or dask's progress bar
         (local scheduler); ``None`` follows ``FDAKPL_PROGRESS``.
+    loss : str, GroundLoss or None, default "square"
+        The square loss only (the primal closed form solves it): ``"square"``, ``"l2"``,
+        ``None`` or ``Square()`` (:func:`fdakpl.losses.is_square`); accepted so that the
+        parameters of :class:`~fdakpl.estimators.kpl.KPLRegressor` carry over. A robust loss
+        raises, pointing to the exact iterative solver.
 
     Attributes
     ----------
@@ -167,7 +173,8 @@ class ApproxKPLRegressor(FunctionalEstimator):
                  output_matrix: Any = None, lam: Any = 1e-3, center: bool = True, integration: str = "auto",
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False,
                  approx: Any = None, chunk_size: int = 20_000, dictionary_sample: int = 10_000,
-                 random_state: Any = 0, progress: bool | None = None, criterion: str = "loo") -> None:
+                 random_state: Any = 0, progress: bool | None = None, criterion: str = "loo",
+                 loss: Any = "square") -> None:
         self.dictionary = dictionary
         self.kernel = kernel
         self.output_matrix = output_matrix
@@ -182,6 +189,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         self.random_state = random_state
         self.progress = progress
         self.criterion = criterion
+        self.loss = loss
 
     # ------------------------------------------------------------------
     def _kernel(self) -> Kernel:
@@ -211,6 +219,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         return str(crit)
 
     def _check_params(self) -> None:
+        check_square_loss(self.loss)
         self._kernel()
         self._lams()
         self._criterion()
@@ -364,6 +373,22 @@ class ApproxKPLRegressor(FunctionalEstimator):
         Yhat = st.predict_pass(st.ChunkPlan.of(inputs, None, self.chunk_size), ctx, progress=self.progress)
         return self._as_given(Yhat, theta, inputs.labels, at, add_mean=False)  # the pass added the mean
 
+def check_square_loss(loss: Any) -> None:
+    """Refuse a loss other than the square loss for the approximate (primal closed-form) solver.
+
+    Examples
+    --------
+    >>> check_square_loss("l2")
+    >>> check_square_loss("logcosh")
+    Traceback (most recent call last):
+    ...
+    ValueError: approx= solves the square loss only (primal closed form), got loss='logcosh'; use loss='square', ...
+    """
+    if not is_square(loss):
+        raise ValueError(f"approx= solves the square loss only (primal closed form), got loss={loss!r}; use "
+                         "loss='square', or drop approx= to fit a robust loss with the exact iterative solver")
+
+
 def _subsample(n: int, size: int, random_state: Any) -> np.ndarray:
     if n <= size:
         return np.arange(n)
@@ -406,10 +431,7 @@ def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None, **overrides: Any
     >>> hasattr(m, "dual_coef_")
     False
     """
-    loss = getattr(est, "loss", "square")
-    if not is_square(loss):
-        raise ValueError(f"approx= solves the square loss only (primal closed form), got loss={loss!r}; use "
-                         "loss='square', or drop approx= to fit a robust loss with the exact iterative solver")
+    check_square_loss(getattr(est, "loss", "square"))
     solver = getattr(est, "solver", "auto")
     if solver not in ("auto", "eig"):
         raise ValueError(f"approx= has its own primal closed-form solver; use solver='auto' (got solver={solver!r})")
