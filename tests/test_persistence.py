@@ -640,3 +640,93 @@ def test_forged_descriptions_give_value_errors_naming_the_file(tmp_path):
         _rewrite(path, lambda f, m=mutate: _forge(f, m))
         with pytest.raises(ValueError, match=rf"forged{i}\.nc: "):
             load(path)
+
+
+# ----------------------------------------------------------------------------- files of format 2
+def _as_format_2(path):
+    """Rewrite a file as fdakpl's format 2 wrote it, with xarray: an exact KPLRegressor's ``dual_coef_`` /
+    ``dual_coef_B_`` stored as ``coef_`` / ``coef_B_``, an approximate one's primal weights also as ``coef_B_``,
+    format version 2 and the checksum of that content."""
+    from fdakpl.io.netcdf_format import checksum, restore_dtype
+
+    with xr.open_dataset(path, decode_times=False, decode_timedelta=False) as f:
+        ds = f.load()
+    state = json.loads(str(ds["fdakpl_state"].values))
+    assert state["format_version"] == 3
+
+    def rename(ref, old):
+        new = ref.rsplit(".", 1)[0] + "." + old
+        ds[new] = ds[ref].copy()
+        ds[new].attrs["fdakpl_path"] = ds[ref].attrs["fdakpl_path"].rsplit(".", 1)[0] + "." + old
+        return new
+
+    def walk(node):
+        if isinstance(node, list):
+            for v in node:
+                walk(v)
+        elif isinstance(node, dict):
+            if node.get("__object__") == "fdakpl.KPLRegressor":
+                st = node["state"]
+                if st.get("approx_") is None:
+                    for new_key, old_key in (("dual_coef_", "coef_"), ("dual_coef_B_", "coef_B_")):
+                        ref = st.pop(new_key)["__array__"]
+                        st[old_key] = {"__array__": rename(ref, old_key)}
+                        del ds[ref]
+                else:
+                    st["coef_B_"] = {"__array__": rename(st["coef_"]["__array__"], "coef_B_")}
+            for v in node.values():
+                walk(v)
+
+    walk(state["root"])
+    state["format_version"] = 2
+    text = json.dumps(state, ensure_ascii=True, allow_nan=True)
+    refs = set()
+
+    def collect(node):
+        if isinstance(node, list):
+            for v in node:
+                collect(v)
+        elif isinstance(node, dict):
+            if isinstance(node.get("__array__"), str):
+                refs.add(node["__array__"])
+            for v in node.values():
+                collect(v)
+
+    collect(state)
+    arrays = {r: restore_dtype(ds[r].values, ds[r].attrs["fdakpl_dtype"]) for r in refs}
+    meta = state.get("data", {}).get("variables", {})
+    arrays.update({f"data:{k}": restore_dtype(ds[m["stored_as"]].values, m["dtype"]) for k, m in meta.items()})
+    ds["fdakpl_state"] = xr.DataArray(np.array(text, dtype=str), attrs={**ds["fdakpl_state"].attrs,
+                                                                       "fdakpl_format_version": 2})
+    ds.attrs.update(fdakpl_format_version=2, fdakpl_checksum=checksum(text, arrays))
+    ds.to_netcdf(path, engine="scipy")
+    return path
+
+
+def test_format_2_files_load_with_coef_mapped_to_dual_coef(tmp_path, rng, dti_results):
+    from fdakpl.estimators.approx import Nystroem
+
+    X, Y, grid = _problem(rng)
+    exact = KPLRegressor(dictionary=Fourier(2), output_matrix=1.5).fit(X, Y, locations=grid)
+    approx = KPLRegressor(dictionary=Fourier(2), approx=Nystroem(10, random_state=0)).fit(X, Y, locations=grid)
+    for name, model in (("exact", exact), ("approx", approx), ("results", dti_results)):
+        new = load(save(model, tmp_path / f"{name}.nc", engine="scipy"))
+        old_path = _as_format_2(save(model, tmp_path / f"{name}-v2.nc", engine="scipy"))
+        with xr.open_dataset(old_path) as f:
+            assert f.attrs["fdakpl_format_version"] == 2
+            assert not [v for v in f.variables if str(v).endswith("dual_coef_")]
+            if name != "approx":
+                assert any(str(v).endswith("estimator.coef_") for v in f.variables)
+        old = load(old_path)
+        _same(old, new, name)  # the same attributes, bit for bit
+        est = old.estimator if name == "results" else old
+        if name == "approx":
+            assert not hasattr(est, "dual_coef_") and not hasattr(est, "coef_B_")
+            np.testing.assert_array_equal(est.coef_, model.coef_)
+            np.testing.assert_array_equal(old.predict(X), model.predict(X))
+        else:
+            ref = model.estimator if name == "results" else model
+            assert not hasattr(est, "coef_") and not hasattr(est, "coef_B_")
+            np.testing.assert_array_equal(est.dual_coef_, ref.dual_coef_)
+            np.testing.assert_array_equal(est.dual_coef_B_, ref.dual_coef_B_)
+    xr.testing.assert_identical(load(tmp_path / "results-v2.nc").predict(), dti_results.predict())
