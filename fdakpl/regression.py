@@ -92,7 +92,10 @@ class FunctionalRegression:
         (default, closed form on every route), pointwise GCV (leaves out single points; it
         undersmooths when points within a curve are dependent, see the guide's tuning page),
         K-fold CV (``cv`` folds, over ``lam_grid`` and ``param_grid``), a number, or a grid
-        (chosen by leave-one-curve-out).
+        (chosen by leave-one-curve-out). ``lambda`` weighs the RKHS norm in
+        ``(1/n) sum_i ||y_i - f(x_i)||^2 + lambda ||f||^2``: the loss is averaged over the ``n``
+        curves, so ``lambda`` is scikit-learn's ``KernelRidge(alpha=n * lambda)`` (exactly so with
+        an orthonormal dictionary and ``B = I``; see the guide's tuning page).
     lam_grid : sequence, optional
         Grid for the criteria (default ``geomspace(1e-8, 1, 21)``).
     width_grid : "auto", sequence of float or None

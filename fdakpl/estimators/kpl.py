@@ -158,7 +158,13 @@ class KPLRegressor(FunctionalEstimator):
         ``B``: identity (``None``), scale decay ``1 / b**scale`` (a number
         ``b``), or a symmetric positive definite matrix.
     lam : float, default 1e-3
-        Regularisation ``lambda > 0``.
+        Regularisation ``lambda > 0`` of the objective
+        ``(1/n) sum_i ||y_i - f(x_i)||^2 + lambda ||f||^2`` (the loss averaged over curves,
+        ``||.||`` the L2 norm of curves and ``||f||`` the RKHS norm). The data term is an
+        average, so ``lambda`` corresponds to scikit-learn's ``KernelRidge(alpha=n * lambda)``: with
+        an orthonormal dictionary and ``B = I``, ``dual_coef_`` equals
+        ``KernelRidge(alpha=n * lam, kernel="precomputed").fit(K, nu_).dual_coef_`` (``nu_`` the
+        atom coefficients of the responses); see the guide's tuning page for other dictionaries.
     center : bool, default True
         Centre the responses with the training mean function (as in the
         paper) and add it back to predictions. With a loss other than the

@@ -270,7 +270,10 @@ def results_for_r(res: Any) -> dict[str, Any]:
     -------
     dict
         ``fitted``, ``residuals`` (``(n, m)``, NaN where unobserved),
-        ``coef`` (``(n, d)``), ``grid`` (response locations), ``samples``,
+        ``coef`` (:attr:`~fdakpl.results.FunctionalRegressionResults.coef`: the representer
+        coefficients, sample x atom, of an exact fit; the primal weights, feature x atom, of an
+        approximate one), ``coef_kind`` (``"alpha"`` or ``"primal_weights"``), ``coef_dims`` and
+        ``coef_labels`` (its dims and their labels, as strings), ``grid`` (response locations), ``samples``,
         ``lambda``, ``edf``, ``train_mse`` (the summary's "Training MSE"),
         ``mean_function``, ``notes`` and ``summary`` (text).
 
@@ -283,13 +286,19 @@ def results_for_r(res: Any) -> dict[str, Any]:
     >>> out = results_for_r(res)
     >>> out["fitted"].shape, out["samples"][:2], out["lambda"]
     ((100, 55), ['1', '2'], 0.001)
+    >>> out["coef_kind"], out["coef_dims"], out["coef"].shape, out["coef_labels"][1][:3]
+    ('alpha', ['sample', 'atom'], (100, 21), ['0', '1', '2'])
     """
     fitted = res.fitted
+    coef = res.coef
     loc = next(d for d in fitted.dims if d != SAMPLE)
     return {
         "fitted": np.asarray(fitted.transpose(SAMPLE, loc).values, dtype=float),
         "residuals": np.asarray(res.resid.transpose(SAMPLE, loc).values, dtype=float),
-        "coef": np.asarray(_plain(res.coef), dtype=float),
+        "coef": np.asarray(_plain(coef), dtype=float),
+        "coef_kind": str(coef.name),
+        "coef_dims": [str(d) for d in coef.dims],
+        "coef_labels": [[str(v) for v in np.asarray(coef[d].values)] for d in coef.dims],
         "grid": np.asarray(fitted[loc].values, dtype=float),
         "location_dim": str(loc),
         "samples": [str(s) for s in np.asarray(fitted[SAMPLE].values)],

@@ -94,8 +94,12 @@ kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, 
   }
   y <- prepared$columns[[spec$response$name]]
   dimnames(y) <- list(samples, colnames_y)
+  # exact fits: representer coefficients, sample x atom; approximate fits (approx =): primal weights,
+  # feature x atom (one row per feature of the map, not per curve)
   coefs <- as.matrix(out$coef)
-  rownames(coefs) <- samples
+  coef_labels <- lapply(out$coef_labels, function(x) as.character(unlist(x)))
+  if (identical(out$coef_kind, "alpha")) coef_labels[[1L]] <- samples
+  dimnames(coefs) <- stats::setNames(coef_labels, unlist(out$coef_dims))
   frame <- prepared$frame
   model <- structure(frame, names = names(frame), row.names = samples, class = "data.frame")
   attr(model, "terms") <- spec$terms_object

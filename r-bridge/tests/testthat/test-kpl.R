@@ -45,6 +45,29 @@ test_that("kpl() from R predicts as FunctionalRegression from Python, to 1e-10",
   expect_gt(sd(pred[, 10]), 1e-3)
 })
 
+test_that("coef() is alpha (sample x atom) for exact fits and the primal weights (feature x atom) with approx", {
+  need_python()
+  d <- first_visits()
+  fit <- kpl(rcst ~ cca, d[1:70, ], lambda = 1e-3, interpolate_inputs = TRUE, progress = FALSE)
+  py <- python_fit("rcst ~ cca", c(1L, 70L), c(71L, 100L), extra = ", lam=1e-3")
+  a <- coef(fit)
+  expect_identical(names(dimnames(a)), c("sample", "atom"))
+  expect_identical(rownames(a), rownames(d)[1:70])
+  expect_identical(colnames(a), as.character(seq_len(ncol(py$coef)) - 1L))
+  expect_lt(max_abs(a, py$coef), 1e-10)
+  nystroem <- "__import__('fdakpl.estimators.approx', fromlist=['Nystroem']).Nystroem(20, random_state=0)"
+  approx <- reticulate::py_eval(nystroem)
+  fa <- kpl(rcst ~ cca, d[1:70, ], lambda = 1e-3, interpolate_inputs = TRUE, progress = FALSE, approx = approx)
+  pa <- python_fit("rcst ~ cca", c(1L, 70L), c(71L, 100L), extra = paste0(", lam=1e-3, approx=", nystroem))
+  m <- coef(fa)
+  expect_identical(dim(m), c(20L, ncol(a)))  # one row per feature of the map, not per curve
+  expect_identical(names(dimnames(m)), c("feature", "atom"))
+  expect_identical(rownames(m), as.character(0:19))
+  expect_lt(max_abs(m, pa$coef), 1e-10)
+  expect_lt(max_abs(predict(fa, newdata = d[71:100, ]), pa$pred), 1e-10)
+  expect_gt(max(abs(m)), 0)
+})
+
 test_that("a scalar factor covariate and lambda chosen by GCV agree with Python too", {
   need_python()
   d <- first_visits()
