@@ -33,14 +33,14 @@ __all__ = [
     "normalise_name",
     "registered_classes",
     "registry",
-    "renamed_state",
+    "renamed_coefficients",
     "restore_dtype",
     "stable_name",
     "stored_dtype",
 ]
 
 #: version of the file layout written by :func:`fdakpl.io.netcdf.save` (3: the representer coefficients are
-#: ``dual_coef_`` / ``dual_coef_B_``, which format 2 called ``coef_`` / ``coef_B_``; see :func:`renamed_state`)
+#: ``dual_coef_`` / ``dual_coef_B_``, which format 2 called ``coef_`` / ``coef_B_``; see :func:`renamed_coefficients`)
 FORMAT_VERSION = 3
 
 KIND_RESULTS = "fdakpl.results"
@@ -80,7 +80,7 @@ def registry() -> dict[str, type]:
     return reg
 
 
-def renamed_state(name: str, state: dict[str, Any], version: int) -> dict[str, Any]:
+def renamed_coefficients(name: str, state: dict[str, Any], version: int) -> dict[str, Any]:
     """The stored attributes of a ``name`` object written in format ``version``, under today's attribute names.
 
     Format 2 stored a :class:`~fdakpl.estimators.kpl.KPLRegressor`'s representer coefficients as
@@ -90,9 +90,9 @@ def renamed_state(name: str, state: dict[str, Any], version: int) -> dict[str, A
 
     Examples
     --------
-    >>> renamed_state("fdakpl.KPLRegressor", {"approx_": None, "coef_": 1, "coef_B_": 2}, 2)
+    >>> renamed_coefficients("fdakpl.KPLRegressor", {"approx_": None, "coef_": 1, "coef_B_": 2}, 2)
     {'approx_': None, 'dual_coef_': 1, 'dual_coef_B_': 2}
-    >>> renamed_state("fdakpl.KPLRegressor", {"approx_": {"__object__": "..."}, "coef_": 1, "coef_B_": 1}, 2)
+    >>> renamed_coefficients("fdakpl.KPLRegressor", {"approx_": {"__object__": "..."}, "coef_": 1, "coef_B_": 1}, 2)
     {'approx_': {'__object__': '...'}, 'coef_': 1}
     """
     if version >= 3 or name != "fdakpl.KPLRegressor":

@@ -37,7 +37,7 @@ from .netcdf_format import (
     class_name,
     normalise_name,
     registry,
-    renamed_state,
+    renamed_coefficients,
     restore_dtype,
     stored_dtype,
 )
@@ -90,7 +90,7 @@ class _Reader:
             if not isinstance(state, dict):
                 raise self.fail(f"the state of a {name} is not a mapping (corrupted file)")
             inst = cls.__new__(cls)
-            state = renamed_state(name, state, self.version)  # attributes renamed since the file's format
+            state = renamed_coefficients(name, state, self.version)  # attributes renamed since the file's format
             inst.__dict__.update({k: self.decode(v) for k, v in state.items()})
             self.post.append((name, inst))
             return inst
@@ -121,7 +121,7 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
     :mod:`fdakpl.design`; no text from the file is evaluated as code.
 
     Files of an earlier format load with the attributes renamed since then
-    (:func:`fdakpl.io.netcdf_format.renamed_state`: format 2's ``coef_`` of an
+    (:func:`fdakpl.io.netcdf_format.renamed_coefficients`: format 2's ``coef_`` of an
     exact fit is today's ``dual_coef_``).
 
     Parameters
