@@ -11,6 +11,7 @@ from scipy.spatial.distance import cdist
 from sklearn.kernel_ridge import KernelRidge
 
 from fdakpl import BSpline, Fourier, FunctionalRegression, Gaussian, KPLRegressor, datasets
+from fdakpl.data.preprocessing import prepare_inputs
 from fdakpl.estimators.approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
 from fdakpl.kernels import Matrix
 
@@ -111,6 +112,13 @@ def test_results_coef_of_exact_and_approximate_fits(dti):
     np.testing.assert_array_equal(M["scale"].values, approx.estimator.dictionary_.scales_)
     np.testing.assert_array_equal(M.values, approx.estimator.coef_)
     assert isinstance(M, xr.DataArray) and not hasattr(approx.estimator, "dual_coef_")
+    # the fitted curves from M: mean + Z M Phi^T, with Z the feature map of the training inputs
+    est = approx.estimator
+    Xv, Xw, _, _ = prepare_inputs(approx.model.parsed.inputs(dti), interpolate=True, spec=est.input_spec_)
+    Z = est.approx_.approx_.transform(Xv, Xw)
+    assert Z.shape == (dti.sizes["sample"], 30)
+    fitted = est.mean_(grid)[None, :] + Z @ M.values @ est.dictionary_.evaluate(grid).T
+    np.testing.assert_allclose(approx.fitted.values, fitted, rtol=1e-10, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------- n * lam vs KernelRidge
