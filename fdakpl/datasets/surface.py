@@ -50,7 +50,8 @@ def make_linear_surface(n: int = 100, m_in: int = 40, m_out: int = 30, noise: fl
     fine : int
         The integral uses an input grid ``fine`` times finer (Brownian bridge interpolation).
     random_state : int, numpy.random.Generator or None, default 0
-        Seed of the curves and noise; the default 0 gives the same result on every run, ``None`` draws fresh randomness.
+        Seed of the curves and noise; the default 0 gives the same result on every run, ``None``
+        draws fresh randomness.
 
     Returns
     -------

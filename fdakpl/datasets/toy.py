@@ -78,7 +78,8 @@ def make_toy(n_samples: int = 200, n_locations: int = 200, input_noise: float = 
     length_scales : tuple of float
         ``b_t`` (the paper's 0.1, 0.25, 0.1, 0.25).
     random_state : int, numpy.random.Generator or None, default 0
-        Seed of the samples (coefficients and noise); the default 0 gives the same result on every run, ``None`` draws fresh randomness.
+        Seed of the samples (coefficients and noise); the default 0 gives the same result on every
+        run, ``None`` draws fresh randomness.
     gp_random_state : int or numpy.random.Generator, default 0
         Seed of the fixed Gaussian processes.
 
@@ -178,7 +179,8 @@ def corrupt(ds: xr.Dataset, kind: str, level: float, random_state: Any = 0, var:
         A fraction in ``[0, 1]`` (``[0, 1)`` for ``"missing"``), or the noise
         standard deviation ``>= 0`` for ``"noise"``.
     random_state : int, numpy.random.Generator or None, default 0
-        Seed of the corruption; the default 0 gives the same result on every run, ``None`` draws fresh randomness.
+        Seed of the corruption; the default 0 gives the same result on every run, ``None`` draws
+        fresh randomness.
     var : str
         Name of the response in ``ds``.
 

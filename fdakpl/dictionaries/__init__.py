@@ -44,11 +44,11 @@ from .wavelet import Wavelet
 
 __all__ = [
     "FPCA",
+    "RENAMED_PARAMETERS",
     "BSpline",
     "Dictionary",
     "Fourier",
     "Learned",
-    "RENAMED_PARAMETERS",
     "PiecewiseLinear",
     "RandomFourier",
     "Wavelet",

@@ -64,7 +64,8 @@ class Learned(GridDictionary):
     data_dependent = True
 
     def __init__(self, n_atoms: int = 20, tau: float = 0.1, max_iter: int = 100, tol: float = 1e-6,
-                 random_state: Any = 0, progress: bool | None = None, domain: tuple[float, float] | None = None) -> None:
+                 random_state: Any = 0, progress: bool | None = None,
+                 domain: tuple[float, float] | None = None) -> None:
         self.n_atoms = n_atoms
         self.tau = tau
         self.max_iter = max_iter

@@ -126,7 +126,8 @@ class ApproxKPLRegressor(FunctionalEstimator):
     dictionary_sample : int
         Subsample size for data-dependent dictionaries.
     random_state : int, numpy.random.Generator or None, default 0
-        Seed of that subsample; the default 0 gives the same result on every run, ``None`` draws fresh randomness.
+        Seed of that subsample; the default 0 gives the same result on every run, ``None`` draws
+        fresh randomness.
     progress : bool or None
         Progress bar over chunks (in-memory inputs) or dask's progress bar
         (local scheduler); ``None`` follows ``FDAKPL_PROGRESS``.

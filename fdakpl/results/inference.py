@@ -48,7 +48,8 @@ class InferenceMixin:
         calibration : float
             Fraction of training curves used for calibration.
         random_state : int, numpy.random.Generator or None, default 0
-            Seed of the split; the default 0 gives the same result on every run, ``None`` draws fresh randomness.
+            Seed of the split; the default 0 gives the same result on every run, ``None`` draws
+            fresh randomness.
 
         Returns
         -------
@@ -137,7 +138,8 @@ class InferenceMixin:
             A term of the formula (a functional input, or ``"scalars"``).
         n_permutations : int
         random_state : int, numpy.random.Generator or None, default 0
-            Seed of the permutations; the default 0 gives the same result on every run, ``None`` draws fresh randomness.
+            Seed of the permutations; the default 0 gives the same result on every run, ``None``
+            draws fresh randomness.
         progress : bool, optional
 
         Returns

@@ -144,7 +144,8 @@ def surface_bands(res: Any, term: str, n_boot: int = 200, alpha: float = 0.05, m
     reference : optional
         As in :meth:`~fdakpl.results.FunctionalRegressionResults.coefficient_surface`.
     random_state : int, numpy.random.Generator or None, default 0
-        Seed of the permutations; the default 0 gives the same result on every run, ``None`` draws fresh randomness.
+        Seed of the permutations; the default 0 gives the same result on every run, ``None`` draws
+        fresh randomness.
     progress : bool, optional
 
     Returns
