@@ -709,5 +709,5 @@ def test_top_level_save_mirrors_load(tmp_path, rng, dti_results, dti):
     with pytest.raises(FileExistsError):
         fdakpl.save(model, tmp_path / "x.txt")
     assert fdakpl.load(fdakpl.save(model, tmp_path / "x.txt", overwrite=True)).lam == model.lam  # options reach save
-    with pytest.raises(TypeError, match="fdakpl.save stores a fitted model.*ndarray"):
+    with pytest.raises(TypeError, match=r"fdakpl\.save stores a fitted model.*ndarray"):
         fdakpl.save(np.zeros(3), tmp_path / "a.nc")
