@@ -54,18 +54,23 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .data.validation import check_number
+from .docstrings import fill_doc
+
 __all__ = ["CustomLoss", "GroundLoss", "Huber", "LogCosh", "PseudoHuber", "Square", "make_loss"]
 
 _LOG2 = math.log(2.0)
 
 
-def _check_positive(value: Any, name: str, cls: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{cls}: {name} must be a number > 0, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{cls}: {name} must be a finite number > 0, got {value}")
-    return value
+#: the ``relative`` and ``scale`` parameters of the one-parameter robust losses, described once
+RELATIVE_SCALE_DOC = """\
+relative : bool, default True
+    The parameter is relative to the robust scale ``s`` of the responses
+    (the estimators fit with :meth:`GroundLoss.at_scale`; see the module
+    docstring), so the model does not depend on the unit of the response.
+    False: the parameter is in the units of the response.
+scale : float, default 1.0
+    ``s``, set by :meth:`GroundLoss.at_scale` (``scale=1``: the textbook loss)."""
 
 
 class GroundLoss:
@@ -121,7 +126,7 @@ class GroundLoss:
         """
         if not self.relative:
             return self
-        return replace(self, scale=_check_positive(scale, "scale", type(self).__name__))  # type: ignore[type-var]
+        return replace(self, scale=check_number(scale, f"{type(self).__name__}: scale"))  # type: ignore[type-var]
 
 
 @dataclass(frozen=True)
@@ -168,8 +173,8 @@ class _ScaledLoss(GroundLoss):
 
     def __post_init__(self) -> None:
         cls = type(self).__name__
-        object.__setattr__(self, self._param, _check_positive(getattr(self, self._param), self._param, cls))
-        object.__setattr__(self, "scale", _check_positive(self.scale, "scale", cls))
+        object.__setattr__(self, self._param, check_number(getattr(self, self._param), f"{cls}: {self._param}"))
+        object.__setattr__(self, "scale", check_number(self.scale, f"{cls}: scale"))
         object.__setattr__(self, "relative", bool(self.relative))
 
     def __repr__(self) -> str:
@@ -181,6 +186,7 @@ class _ScaledLoss(GroundLoss):
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
+@fill_doc(relative_scale=RELATIVE_SCALE_DOC)
 @dataclass(frozen=True, repr=False)
 class LogCosh(_ScaledLoss):
     """Parametrised logcosh ground loss ``l(y, yhat) = log(cosh(gamma (yhat - y))) / gamma``.
@@ -208,13 +214,7 @@ class LogCosh(_ScaledLoss):
     ----------
     gamma : float, default 1.0
         ``gamma > 0``.
-    relative : bool, default True
-        The parameter is relative to the robust scale ``s`` of the responses
-        (the estimators fit with :meth:`GroundLoss.at_scale`; see the module
-        docstring), so the model does not depend on the unit of the response.
-        False: the parameter is in the units of the response.
-    scale : float, default 1.0
-        ``s``, set by :meth:`GroundLoss.at_scale` (``scale=1``: the textbook loss).
+    %(relative_scale)s
 
     Examples
     --------
@@ -256,6 +256,7 @@ class LogCosh(_ScaledLoss):
         return self.gamma * (1.0 - t * t)
 
 
+@fill_doc(relative_scale=RELATIVE_SCALE_DOC)
 @dataclass(frozen=True, repr=False)
 class Huber(_ScaledLoss):
     """Huber ground loss: ``a**2 / 2`` for ``|a| <= delta``, ``delta (|a| - delta / 2)`` beyond.
@@ -273,13 +274,7 @@ class Huber(_ScaledLoss):
     ----------
     delta : float, default 1.0
         Residual size where the loss turns linear, ``delta > 0``.
-    relative : bool, default True
-        The parameter is relative to the robust scale ``s`` of the responses
-        (the estimators fit with :meth:`GroundLoss.at_scale`; see the module
-        docstring), so the model does not depend on the unit of the response.
-        False: the parameter is in the units of the response.
-    scale : float, default 1.0
-        ``s``, set by :meth:`GroundLoss.at_scale` (``scale=1``: the textbook loss).
+    %(relative_scale)s
 
     Examples
     --------
@@ -311,6 +306,7 @@ class Huber(_ScaledLoss):
         return (np.abs(np.asarray(yhat, dtype=float) - y) <= self.delta * self.scale).astype(float)
 
 
+@fill_doc(relative_scale=RELATIVE_SCALE_DOC)
 @dataclass(frozen=True, repr=False)
 class PseudoHuber(_ScaledLoss):
     """Pseudo-Huber ground loss ``delta**2 (sqrt(1 + (a / delta)**2) - 1)``: a smooth Huber.
@@ -322,13 +318,7 @@ class PseudoHuber(_ScaledLoss):
     ----------
     delta : float, default 1.0
         ``delta > 0``; ``~ a**2 / 2`` for ``|a| << delta``, ``~ delta |a|`` beyond.
-    relative : bool, default True
-        The parameter is relative to the robust scale ``s`` of the responses
-        (the estimators fit with :meth:`GroundLoss.at_scale`; see the module
-        docstring), so the model does not depend on the unit of the response.
-        False: the parameter is in the units of the response.
-    scale : float, default 1.0
-        ``s``, set by :meth:`GroundLoss.at_scale` (``scale=1``: the textbook loss).
+    %(relative_scale)s
 
     Examples
     --------
