@@ -256,9 +256,30 @@ class LogCosh(_ScaledLoss):
         return self.gamma * (1.0 - t * t)
 
 
+@dataclass(frozen=True, repr=False)
+class _ThresholdLoss(_ScaledLoss):
+    """Parameters of the Huber losses: ``delta``, the residual size (relative to ``scale``) where they turn linear."""
+
+    delta: float = 1.0
+    relative: bool = True
+    scale: float = 1.0
+    _param: ClassVar[str] = "delta"
+
+    @property
+    def threshold(self) -> float:
+        """``delta * scale``, the threshold in the units of the residuals.
+
+        Examples
+        --------
+        >>> Huber(1.5).at_scale(2.0).threshold
+        3.0
+        """
+        return self.delta * self.scale
+
+
 @fill_doc(relative_scale=RELATIVE_SCALE_DOC)
 @dataclass(frozen=True, repr=False)
-class Huber(_ScaledLoss):
+class Huber(_ThresholdLoss):
     """Huber ground loss: ``a**2 / 2`` for ``|a| <= delta``, ``delta (|a| - delta / 2)`` beyond.
 
     Once continuously differentiable (its second derivative jumps at
@@ -284,31 +305,27 @@ class Huber(_ScaledLoss):
     array([0.125, 2.5  ])
     """
 
-    delta: float = 1.0
-    relative: bool = True
-    scale: float = 1.0
     name: str = field(default="huber", init=False, repr=False)
-    _param: ClassVar[str] = "delta"
 
     def value(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """Quadratic inside ``[-delta s, delta s]``, linear outside."""
         a = np.abs(np.asarray(yhat, dtype=float) - y)
-        d = self.delta * self.scale
+        d = self.threshold
         return np.where(a <= d, 0.5 * a * a, d * (a - 0.5 * d))
 
     def derivative(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``clip(a, -delta s, delta s)``."""
-        d = self.delta * self.scale
+        d = self.threshold
         return np.clip(np.asarray(yhat, dtype=float) - y, -d, d)
 
     def second_derivative(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``1`` inside ``[-delta s, delta s]``, ``0`` outside."""
-        return (np.abs(np.asarray(yhat, dtype=float) - y) <= self.delta * self.scale).astype(float)
+        return (np.abs(np.asarray(yhat, dtype=float) - y) <= self.threshold).astype(float)
 
 
 @fill_doc(relative_scale=RELATIVE_SCALE_DOC)
 @dataclass(frozen=True, repr=False)
-class PseudoHuber(_ScaledLoss):
+class PseudoHuber(_ThresholdLoss):
     """Pseudo-Huber ground loss ``delta**2 (sqrt(1 + (a / delta)**2) - 1)``: a smooth Huber.
 
     By default ``delta`` is unit-free (``relative=True``): fitted at the robust
@@ -326,27 +343,23 @@ class PseudoHuber(_ScaledLoss):
     array([0., 1.])
     """
 
-    delta: float = 1.0
-    relative: bool = True
-    scale: float = 1.0
     name: str = field(default="pseudo_huber", init=False, repr=False)
-    _param: ClassVar[str] = "delta"
 
     def value(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``d**2 (sqrt(1 + (a/d)**2) - 1)`` with ``d = delta s`` (as ``a**2 / (1 + sqrt(1 + (a/d)**2))``)."""
         a = np.asarray(yhat, dtype=float) - y
-        r = np.hypot(1.0, a / (self.delta * self.scale))
+        r = np.hypot(1.0, a / self.threshold)
         return a * a / (1.0 + r)
 
     def derivative(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``a / sqrt(1 + (a/d)**2)``."""
         a = np.asarray(yhat, dtype=float) - y
-        return a / np.hypot(1.0, a / (self.delta * self.scale))
+        return a / np.hypot(1.0, a / self.threshold)
 
     def second_derivative(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``(1 + (a/d)**2) ** -1.5``."""
         a = np.asarray(yhat, dtype=float) - y
-        return np.hypot(1.0, a / (self.delta * self.scale)) ** -3.0
+        return np.hypot(1.0, a / self.threshold) ** -3.0
 
 
 class CustomLoss(GroundLoss):
