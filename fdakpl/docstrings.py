@@ -2,8 +2,8 @@
 
 A parameter described the same way in several places (the ``relative`` and ``scale`` of the
 robust losses, the shared parameters of the baselines), or an example that starts the same way
-(fitting the DTI model), is written once as a snippet. A docstring names it on a line of its own,
-``%(name)s``, and :func:`fill_doc` replaces that line by the snippet, indented as the line was.
+(fitting the DTI model of the results' examples), is written once as a snippet. A docstring names
+it on a line of its own, ``%(name)s``, and :func:`fill_doc` replaces that line by the snippet, indented as the line was.
 The filled text is the object's ``__doc__``, so ``help()``, Sphinx autodoc and the doctests
 (``pytest --doctest-modules``) all see the complete docstring. The choice follows matplotlib's
 ``_docstring.interpd`` and scipy's ``_lib.doccer`` (``%(name)s`` placeholders), restricted to
@@ -20,20 +20,37 @@ import textwrap
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["DTI_FIT_EXAMPLE", "PLOT_EXAMPLE_SETUP", "fill_doc", "substitute"]
+__all__ = ["FIGURE_RETURNS", "dti_fit_example", "fill_doc", "substitute"]
 
 T = TypeVar("T")
 
 _PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$")
 
-#: doctest lines fitting the DTI model of the examples (``res``)
-DTI_FIT_EXAMPLE = """\
->>> from fdakpl import FunctionalRegression, datasets
->>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-...                            progress=False).fit()"""
+#: the Returns section of a function drawing a figure
+FIGURE_RETURNS = """\
+Returns
+-------
+matplotlib.figure.Figure"""
 
-#: doctest lines of a plotting example: a backend without display, then the DTI fit ``res``
-PLOT_EXAMPLE_SETUP = '>>> import matplotlib; matplotlib.use("Agg")\n' + DTI_FIT_EXAMPLE
+
+def dti_fit_example(formula: str = "rcst ~ cca", *, plot: bool = False) -> str:
+    """Doctest lines fitting ``formula`` on the DTI first visits (``res``), for the examples of results.
+
+    With ``plot``, a first line selects matplotlib's Agg backend (no display needed).
+
+    Examples
+    --------
+    >>> lines = dti_fit_example("rcst ~ cca + pasat", plot=True).splitlines()
+    >>> len(lines), lines[0]
+    (4, '>>> import matplotlib; matplotlib.use("Agg")')
+    >>> lines[2].startswith('>>> res = FunctionalRegression("rcst ~ cca + pasat", datasets.dti_first_visits()')
+    True
+    """
+    lines = ['>>> import matplotlib; matplotlib.use("Agg")'] if plot else []
+    lines += [">>> from fdakpl import FunctionalRegression, datasets",
+              f'>>> res = FunctionalRegression("{formula}", datasets.dti_first_visits(), interpolate_inputs=True,',
+              "...                            progress=False).fit()"]
+    return "\n".join(lines)
 
 
 def substitute(doc: str | None, snippets: dict[str, str]) -> str | None:
