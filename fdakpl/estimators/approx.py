@@ -243,9 +243,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         """
         from ..solvers import streaming as st
 
-        self._check_params()
-        if Y is None:
-            raise ValueError("ApproxKPLRegressor requires y to be passed, but the target y is None")
+        self._check_fit_arguments(Y)
         kernel = self._kernel()
         inputs = st.as_inputs(X, interpolate=self.interpolate_inputs)
         resp = st.as_response(Y, locations, self.domain)
@@ -256,8 +254,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         grid = info.grid
         assert grid is not None
         dom = info.domain
-        self.response_info_, self.input_spec_ = info, inputs.spec
-        self.n_features_in_ = inputs.spec.n_features if isinstance(inputs.spec.n_features, int) else None
+        self._set_training_info(info, inputs.spec)
 
         # pass 1: sums and counts per grid point (mean function, fully observed or not)
         sums, counts = st.mean_pass(plan, progress=self.progress)

@@ -14,14 +14,12 @@ from ..data.functional import Observations, check_domain, check_locations
 from ..data.integration import integration_weights
 from ..data.preprocessing import (
     center_responses,
-    check_same_samples,
-    n_samples_of,
     prepare_inputs,
-    prepare_response,
     response_scale,
 )
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..docstrings import fill_doc
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
 from ..notices import warn
 from ..solvers.closed_form import (
@@ -34,7 +32,7 @@ from ..solvers.closed_form import (
 )
 from ..solvers.design import point_design
 from ..solvers.dispatch import resolve_solver, solve_kpl
-from .base import FunctionalEstimator, unsupported_atoms_message
+from .base import FIT_PARAMETERS_DOC, PREDICT_RETURNS_DOC, FunctionalEstimator, unsupported_atoms_message
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
@@ -311,38 +309,21 @@ class KPLRegressor(FunctionalEstimator):
             return PiecewiseLinear() if q <= 21 else Fourier(n_freqs=10)
         return make_dictionary(self.dictionary)
 
+    @fill_doc(fit_parameters=FIT_PARAMETERS_DOC)
     def fit(self, X: Any, Y: Any, locations: Any = None) -> KPLRegressor:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : array-like, DataArray or mapping of terms
-            Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`).
-        Y : DataArray, array or long DataFrame
-            Responses (see :func:`~fdakpl.data.preprocessing.prepare_response`).
-        locations : array-like, optional
-            Locations of the columns of an array ``Y``.
-
-        Returns
-        -------
-        self
+        %(fit_parameters)s
         """
         if getattr(self, "approx", None) is not None:
             from .approx import fit_approx
 
             return fit_approx(self, X, Y, locations)
         self.approx_ = None
-        self._check_params()
-        if Y is None:
-            raise ValueError("KPLRegressor requires y to be passed, but the target y is None")
-        Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)
-        obs, info = prepare_response(Y, locations, self.domain)
+        Xv, Xw, spec, obs, info = self._prepare_training_data(X, Y, locations, "KPL")
         n = obs.n_samples
-        check_same_samples(n_samples_of(Xv), x_labels, n, info.labels)
         check_exact_memory(n, obs.index.size, self.memory_limit)  # before any n x n allocation
-        self.response_info_ = info
-        self.input_spec_ = spec
-        self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
+        self._set_training_info(info, spec)
         if getattr(spec, "feature_names", None) is not None:
             self.feature_names_in_ = np.asarray(spec.feature_names, dtype=object)
         else:
@@ -438,12 +419,11 @@ class KPLRegressor(FunctionalEstimator):
         Kn = self._kernel()(Xv, self.X_fit_, Xw)
         return Kn @ self.coef_B_, labels
 
+    @fill_doc(predict_returns=PREDICT_RETURNS_DOC)
     def predict(self, X: Any, at: Any = None) -> Any:
         """Predicted curves at ``at`` (default: the training grid).
 
-        Returns a labelled DataArray ``(sample, <location>)`` when the model
-        was fitted on a DataArray or a long DataFrame, else a NumPy array
-        (1-d for a 1-d training response).
+        %(predict_returns)s
 
         Examples
         --------
