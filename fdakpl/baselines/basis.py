@@ -10,7 +10,7 @@ from ..data.functional import Observations
 from ..data.integration import integration_weights
 from ..data.validation import check_int, check_number
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..kernels import Gaussian, Kernel
+from ..kernels import Kernel, kernel_or_default
 from ..solvers.closed_form import project_observations
 from ._base import FunctionalBaseline, curve_inputs
 
@@ -139,12 +139,11 @@ class OneBasisEstimator(_ProjectionBase):
         self.interpolate_inputs = interpolate_inputs
 
     def _kernel(self) -> Kernel:
-        return Gaussian(1.0) if self.kernel is None else self.kernel
+        return kernel_or_default(self.kernel)
 
     def _check_params(self) -> None:
         check_number(self.lam, "lam")
-        if not isinstance(self._kernel(), Kernel):
-            raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
+        self._kernel()
 
     def _fit(self, Xv: Any, Xw: Any, obs: Observations, domain: tuple[float, float]) -> None:
         C = self._output_coefficients(obs, domain)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..data.functional import Observations, quadrature_weights
 from ..data.validation import check_int, check_number
-from ..kernels import Gaussian, Kernel, Laplace
+from ..kernels import Kernel, Laplace, kernel_or_default
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
 from ._base import FunctionalBaseline, responses_on_grid
 
@@ -109,19 +109,18 @@ class FunctionalKRR(FunctionalBaseline):
         self.interpolate_inputs = interpolate_inputs
 
     def _kernel(self) -> Kernel:
-        return Gaussian(1.0) if self.kernel is None else self.kernel
+        return kernel_or_default(self.kernel)
 
     def _output_kernel(self) -> Kernel:
-        return Laplace(1.0) if self.output_kernel is None else self.output_kernel
+        return kernel_or_default(self.output_kernel, "output_kernel", Laplace(1.0))
 
     def _check_params(self) -> None:
         check_number(self.lam, "lam")
         check_int(self.n_grid, "n_grid", 2)
         if self.solver not in {"eig", "sylvester"}:
             raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")
-        for name, k in (("kernel", self._kernel()), ("output_kernel", self._output_kernel())):
-            if not isinstance(k, Kernel):
-                raise TypeError(f"{name} must be a fdakpl.kernels.Kernel, got {type(k).__name__}")
+        self._kernel()
+        self._output_kernel()
 
     def _fit(self, Xv: Any, Xw: Any, obs: Observations, domain: tuple[float, float]) -> None:
         grid, Y = responses_on_grid(obs, domain, self.n_grid)

@@ -11,7 +11,7 @@ import numpy as np
 from ..data.functional import Observations, quadrature_weights
 from ..data.validation import check_int, check_number
 from ..dictionaries import FPCA
-from ..kernels import Gaussian, Kernel
+from ..kernels import Gaussian, Kernel, kernel_or_default
 from ..progress import progress
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
 from ._base import FunctionalBaseline, curve_inputs, responses_on_grid
@@ -188,8 +188,8 @@ class KernelAdditiveModel(FunctionalBaseline):
         self.interpolate_inputs = interpolate_inputs
 
     def _kernels(self) -> tuple[Kernel, Kernel, Kernel]:
-        ks = tuple(Gaussian(0.1) if k is None else k
-                   for k in (self.location_kernel, self.output_location_kernel, self.value_kernel))
+        names = ("location_kernel", "output_location_kernel", "value_kernel")
+        ks = tuple(kernel_or_default(getattr(self, name), name, Gaussian(0.1)) for name in names)
         return ks  # type: ignore[return-value]
 
     def _check_params(self) -> None:
@@ -200,10 +200,7 @@ class KernelAdditiveModel(FunctionalBaseline):
             check_int(self.input_points, "input_points", 2)
         if self.solver not in {"eig", "sylvester"}:
             raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")
-        names = ("location_kernel", "output_location_kernel", "value_kernel")
-        for name, k in zip(names, self._kernels(), strict=True):
-            if not isinstance(k, Kernel):
-                raise TypeError(f"{name} must be a fdakpl.kernels.Kernel, got {type(k).__name__}")
+        self._kernels()
 
     def _curves(self, Xv: Any, Xw: Any) -> np.ndarray:
         vals, grid, _, dom = curve_inputs(Xv, Xw, self.input_spec_, self._method)

@@ -60,7 +60,7 @@ from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
 from ..notices import warn
 from ..selection import DEFAULT_LAMBDAS
 from ..solvers.features import (
@@ -183,10 +183,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
 
     # ------------------------------------------------------------------
     def _kernel(self) -> Kernel:
-        k = Gaussian(1.0) if self.kernel is None else self.kernel
-        if not isinstance(k, Kernel):
-            raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
-        return k
+        return kernel_or_default(self.kernel)
 
     def _lams(self) -> np.ndarray | None:
         lam = self.lam

@@ -20,7 +20,7 @@ from ..data.preprocessing import (
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..docstrings import fill_doc
-from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
 from ..notices import warn
 from ..solvers.closed_form import (
     decompose,
@@ -292,7 +292,7 @@ class KPLRegressor(FunctionalEstimator):
 
     # ------------------------------------------------------------------
     def _kernel(self) -> Kernel:
-        return Gaussian(1.0) if self.kernel is None else self.kernel
+        return kernel_or_default(self.kernel)
 
     def _check_params(self) -> None:
         resolve_solver(self.solver, self.loss)
@@ -300,8 +300,7 @@ class KPLRegressor(FunctionalEstimator):
             raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
         check_lam(self.lam, "; choose it with fdakpl.FunctionalRegression")
         check_domain(self.domain)
-        if not isinstance(self._kernel(), Kernel):
-            raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
+        self._kernel()
 
     def _make_dictionary(self, obs: Observations) -> Dictionary:
         if isinstance(self.dictionary, str) and self.dictionary == "auto":
