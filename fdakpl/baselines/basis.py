@@ -10,6 +10,8 @@ from ..data.functional import Observations
 from ..data.integration import integration_weights
 from ..data.validation import check_int, check_number
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..docstrings import fill_doc
+from ..estimators.base import DATA_PARAMETERS_DOC
 from ..kernels import Kernel, kernel_or_default
 from ..solvers.closed_form import project_observations
 from ._base import FunctionalBaseline, curve_inputs
@@ -80,6 +82,7 @@ class _ProjectionBase(FunctionalBaseline):
         return _solve_gram(self.nu_, self.gram_)
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class OneBasisEstimator(_ProjectionBase):
     """1BE: kernel ridge regressions of the output basis coefficients on the inputs.
 
@@ -107,8 +110,7 @@ class OneBasisEstimator(_ProjectionBase):
     center : bool, default True
     integration : {"auto", "quadrature", "plugin"}
         See :func:`fdakpl.estimators.kpl.integration_weights`.
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
     References
     ----------

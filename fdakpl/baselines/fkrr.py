@@ -8,6 +8,8 @@ import numpy as np
 
 from ..data.functional import Observations, quadrature_weights
 from ..data.validation import check_int, check_number
+from ..docstrings import fill_doc
+from ..estimators.base import DATA_PARAMETERS_DOC
 from ..kernels import Kernel, Laplace, kernel_or_default
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
 from ._base import FunctionalBaseline, responses_on_grid
@@ -35,6 +37,7 @@ def fkrr_system(grid: np.ndarray, domain: tuple[float, float], output_kernel: Ke
     return sw[:, None] * Kout * sw[None, :], w
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class FunctionalKRR(FunctionalBaseline):
     """FKRR: kernel ridge regression in the function-valued RKHS of ``k_in(x, x') L``.
 
@@ -68,8 +71,7 @@ class FunctionalKRR(FunctionalBaseline):
     solver : {"eig", "sylvester"}
     n_grid : int, default 100
         Grid size for irregularly sampled (long) responses.
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
     Attributes
     ----------

@@ -11,6 +11,8 @@ import numpy as np
 from ..data.functional import Observations, quadrature_weights
 from ..data.validation import check_int, check_number
 from ..dictionaries import FPCA
+from ..docstrings import fill_doc
+from ..estimators.base import DATA_PARAMETERS_DOC
 from ..kernels import Gaussian, Kernel, kernel_or_default
 from ..progress import progress
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
@@ -104,6 +106,7 @@ def kam_output_gram(psi: np.ndarray, weights: np.ndarray, K_theta: np.ndarray) -
     return P.T @ K_theta @ P
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class KernelAdditiveModel(FunctionalBaseline):
     """KAM: nonlinear additive function-to-function model in an RKHS on (input location, output location, value).
 
@@ -150,8 +153,7 @@ class KernelAdditiveModel(FunctionalBaseline):
         input grid itself.
     n_grid : int, default 100
         Grid size for irregularly sampled (long) responses.
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
     References
     ----------

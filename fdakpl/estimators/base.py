@@ -24,7 +24,7 @@ from ..data.preprocessing import (
     prepare_response,
 )
 
-__all__ = ["FIT_PARAMETERS_DOC", "PREDICT_RETURNS_DOC", "FunctionalEstimator", "integrated_r2",
+__all__ = ["DATA_PARAMETERS_DOC", "FIT_PARAMETERS_DOC", "PREDICT_RETURNS_DOC", "FunctionalEstimator", "integrated_r2",
            "unsupported_atoms_message"]
 
 #: the Parameters and Returns sections of ``fit(X, Y, locations=None)`` for in-memory data
@@ -42,6 +42,15 @@ locations : array-like, optional
 Returns
 -------
 self"""
+
+#: the parameters the base class's data handling reads, as every estimator documents them
+DATA_PARAMETERS_DOC = """\
+domain : (float, float), optional
+    Domain of the response curves; defaults to the range of the
+    response locations (``[0, 1]`` for plain arrays).
+interpolate_inputs : bool, default False
+    Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
+    instead of raising."""
 
 #: what ``predict(X, at=None)`` returns
 PREDICT_RETURNS_DOC = """\

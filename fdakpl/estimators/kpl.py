@@ -32,7 +32,13 @@ from ..solvers.closed_form import (
 )
 from ..solvers.design import point_design
 from ..solvers.dispatch import resolve_solver, solve_kpl
-from .base import FIT_PARAMETERS_DOC, PREDICT_RETURNS_DOC, FunctionalEstimator, unsupported_atoms_message
+from .base import (
+    DATA_PARAMETERS_DOC,
+    FIT_PARAMETERS_DOC,
+    PREDICT_RETURNS_DOC,
+    FunctionalEstimator,
+    unsupported_atoms_message,
+)
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
@@ -133,6 +139,7 @@ def _param_names(cls: type) -> list[str]:
     return BaseEstimator._get_param_names.__func__(cls)  # type: ignore[attr-defined]
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class KPLRegressor(FunctionalEstimator):
     """Kernel-based projection learning for functional (curve) responses.
 
@@ -199,12 +206,7 @@ class KPLRegressor(FunctionalEstimator):
     integration : {"auto", "quadrature", "plugin"}
         How inner products ``<y_i, phi_l>`` are estimated; see
         :func:`integration_weights`.
-    domain : (float, float), optional
-        Domain of the response curves; defaults to the range of the
-        response locations (``[0, 1]`` for plain arrays).
-    interpolate_inputs : bool, default False
-        Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
-        instead of raising.
+    %(data_parameters)s
     approx : Nystroem or RandomFourierFeatures, optional
         Approximate the kernel by an explicit feature map and solve in primal
         form from streamed sufficient statistics (many curves, dask data):
