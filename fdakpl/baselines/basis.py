@@ -12,7 +12,7 @@ from ..data.validation import check_int, check_number
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..docstrings import fill_doc
 from ..estimators.base import DATA_PARAMETERS_DOC
-from ..kernels import Kernel, kernel_or_default
+from ..kernels import Kernel
 from ..solvers.closed_form import project_observations
 from ._base import FunctionalBaseline, curve_inputs
 
@@ -139,9 +139,6 @@ class OneBasisEstimator(_ProjectionBase):
         self.integration = integration
         self.domain = domain
         self.interpolate_inputs = interpolate_inputs
-
-    def _kernel(self) -> Kernel:
-        return kernel_or_default(self.kernel)
 
     def _check_params(self) -> None:
         check_number(self.lam, "lam")

@@ -110,9 +110,6 @@ class FunctionalKRR(FunctionalBaseline):
         self.domain = domain
         self.interpolate_inputs = interpolate_inputs
 
-    def _kernel(self) -> Kernel:
-        return kernel_or_default(self.kernel)
-
     def _output_kernel(self) -> Kernel:
         return kernel_or_default(self.output_kernel, "output_kernel", Laplace(1.0))
 

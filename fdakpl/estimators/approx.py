@@ -60,7 +60,7 @@ from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
+from ..kernels import Kernel, check_spd, make_output_matrix
 from ..notices import warn
 from ..selection import DEFAULT_LAMBDAS
 from ..solvers.features import (
@@ -182,9 +182,6 @@ class ApproxKPLRegressor(FunctionalEstimator):
         self.criterion = criterion
 
     # ------------------------------------------------------------------
-    def _kernel(self) -> Kernel:
-        return kernel_or_default(self.kernel)
-
     def _lams(self) -> np.ndarray | None:
         lam = self.lam
         if isinstance(lam, str):

@@ -23,6 +23,7 @@ from ..data.preprocessing import (
     prepare_inputs,
     prepare_response,
 )
+from ..kernels import Kernel, kernel_or_default
 
 __all__ = ["DATA_PARAMETERS_DOC", "FIT_PARAMETERS_DOC", "PREDICT_RETURNS_DOC", "FunctionalEstimator", "integrated_r2",
            "unsupported_atoms_message"]
@@ -121,6 +122,10 @@ class FunctionalEstimator(RegressorMixin, BaseEstimator):
         pred = Yhat[obs.index, obs.grid_index]
         ybar = MeanFunction(obs, info.domain)(obs.location)
         return integrated_r2(obs.value, pred, ybar)
+
+    def _kernel(self) -> Kernel:
+        """The input kernel of the estimators that have a ``kernel`` parameter (``Gaussian(1.0)`` for None)."""
+        return kernel_or_default(self.kernel)  # type: ignore[attr-defined]
 
     def _check_fit_arguments(self, Y: Any) -> None:
         """First thing in ``fit``: valid parameters (the subclass's ``_check_params``) and a target given."""

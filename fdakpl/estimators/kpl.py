@@ -20,7 +20,7 @@ from ..data.preprocessing import (
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
 from ..docstrings import fill_doc
-from ..kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
+from ..kernels import Kernel, check_spd, make_output_matrix
 from ..notices import warn
 from ..solvers.closed_form import (
     decompose,
@@ -293,9 +293,6 @@ class KPLRegressor(FunctionalEstimator):
         return _param_names(cls)  # inspect.signature once per class (clone, get_params in cross-validation)
 
     # ------------------------------------------------------------------
-    def _kernel(self) -> Kernel:
-        return kernel_or_default(self.kernel)
-
     def _check_params(self) -> None:
         resolve_solver(self.solver, self.loss)
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
