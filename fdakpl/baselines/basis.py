@@ -9,7 +9,7 @@ import numpy as np
 from ..data.functional import Observations
 from ..data.integration import integration_weights
 from ..data.validation import check_int, check_number
-from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..dictionaries import Dictionary, Fourier, make_dictionary, output_dictionary
 from ..docstrings import fill_doc
 from ..estimators.base import DATA_PARAMETERS_DOC
 from ..kernels import Kernel
@@ -69,11 +69,7 @@ class _ProjectionBase(FunctionalBaseline):
     integration: str
 
     def _output_coefficients(self, obs: Observations, domain: tuple[float, float]) -> np.ndarray:
-        if isinstance(self.dictionary, str) and self.dictionary == "auto":
-            few = np.unique(obs.location).size <= 21
-            dic = (PiecewiseLinear() if few else Fourier(10)).fit(obs, domain=domain)
-        else:
-            dic = make_dictionary(self.dictionary).fit(obs, domain=domain)
+        dic = output_dictionary(self.dictionary, obs.location).fit(obs, domain=domain)
         weights, self.integration_ = integration_weights(obs, domain, self.integration)
         phi = dic.evaluate(obs.grid if obs.grid is not None else obs.location)
         self.dictionary_ = dic
@@ -165,6 +161,7 @@ class OneBasisEstimator(_ProjectionBase):
         return np.stack([KnU @ (UtC / (s + n * lam)[:, None]) @ phi for lam in lams])
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class TripleBasisEstimator(_ProjectionBase):
     """3BE: basis coefficients in and out, random-feature ridge regression in between.
 
@@ -195,8 +192,7 @@ class TripleBasisEstimator(_ProjectionBase):
         Seed of the random features.
     center : bool, default True
     integration : {"auto", "quadrature", "plugin"}
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
     Attributes
     ----------

@@ -59,7 +59,11 @@ from sklearn.utils.validation import check_is_fitted
 from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
 from ..data.validation import check_lam
-from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..dictionaries import (
+    Dictionary,
+    Fourier,  # noqa: F401  (the examples in the docstrings use it)
+    output_dictionary,
+)
 from ..kernels import Kernel, check_spd, make_output_matrix
 from ..notices import warn
 from ..selection import DEFAULT_LAMBDAS
@@ -215,10 +219,6 @@ class ApproxKPLRegressor(FunctionalEstimator):
         if self.approx is not None and not isinstance(self.approx, FeatureMap):
             raise TypeError(f"approx must be Nystroem(...) or RandomFourierFeatures(...), got {self.approx!r}")
 
-    def _make_dictionary(self, q: int) -> Dictionary:
-        if isinstance(self.dictionary, str) and self.dictionary == "auto":
-            return PiecewiseLinear() if q <= 21 else Fourier(n_freqs=10)
-        return make_dictionary(self.dictionary)
 
     # ------------------------------------------------------------------
     def fit(self, X: Any, Y: Any, locations: Any = None) -> ApproxKPLRegressor:
@@ -263,7 +263,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         mean_on_grid = self.mean_(grid) if self.mean_ is not None else None
 
         # dictionary, Gram, B
-        dic = self._make_dictionary(grid.size)
+        dic = output_dictionary(self.dictionary, grid)
         if dic.data_dependent:
             sample = st.take_rows(resp.values, _subsample(n, self.dictionary_sample, self.random_state))
             if mean_on_grid is not None:

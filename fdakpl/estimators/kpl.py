@@ -18,7 +18,11 @@ from ..data.preprocessing import (
     response_scale,
 )
 from ..data.validation import check_lam
-from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..dictionaries import (
+    Dictionary,
+    Fourier,  # noqa: F401  (the examples in the docstrings use it)
+    output_dictionary,
+)
 from ..docstrings import fill_doc
 from ..kernels import Kernel, check_spd, make_output_matrix
 from ..notices import warn
@@ -301,12 +305,6 @@ class KPLRegressor(FunctionalEstimator):
         check_domain(self.domain)
         self._kernel()
 
-    def _make_dictionary(self, obs: Observations) -> Dictionary:
-        if isinstance(self.dictionary, str) and self.dictionary == "auto":
-            q = np.unique(obs.location).size
-            return PiecewiseLinear() if q <= 21 else Fourier(n_freqs=10)
-        return make_dictionary(self.dictionary)
-
     @fill_doc(fit_parameters=FIT_PARAMETERS_DOC)
     def fit(self, X: Any, Y: Any, locations: Any = None) -> KPLRegressor:
         """Fit the model.
@@ -336,7 +334,7 @@ class KPLRegressor(FunctionalEstimator):
                                              None if self.loss_.is_square else self.loss_.derivative)
 
         # dictionary, Gram, B
-        dic = self._make_dictionary(obs_c).fit(obs_c, domain=dom)
+        dic = output_dictionary(self.dictionary, obs_c.location).fit(obs_c, domain=dom)
         self.dictionary_ = dic
         G = dic.gram()
         B = check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_), "output_matrix")
