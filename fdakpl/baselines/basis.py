@@ -62,11 +62,30 @@ def random_fourier_features(Z: np.ndarray, omega: np.ndarray, offset: np.ndarray
     return np.sqrt(2.0 / J) * np.cos(Z @ omega + offset)
 
 
+#: the References section of 1BE and 3BE
+OLIVA_REFERENCES = """\
+References
+----------
+J. Oliva, W. Neiswanger, B. Póczos, E. Xing, H. Trac, S. Ho and
+J. Schneider (2015). Fast function to function regression. *AISTATS*."""
+
+
 class _ProjectionBase(FunctionalBaseline):
     """Output side of 1BE/3BE: coefficients of the (centred) responses on an output dictionary."""
 
-    dictionary: Any
-    integration: str
+    def __init__(self, dictionary: str | Dictionary = "auto", lam: float = 1e-3, center: bool = True,
+                 integration: str = "auto", domain: tuple[float, float] | None = None,
+                 interpolate_inputs: bool = False) -> None:
+        """The parameters of the output side and the data handling, shared by 1BE and 3BE."""
+        self.dictionary = dictionary
+        self.lam = lam
+        self.center = center
+        self.integration = integration
+        self.domain = domain
+        self.interpolate_inputs = interpolate_inputs
+
+    def _check_params(self) -> None:
+        check_number(self.lam, "lam")
 
     def _output_coefficients(self, obs: Observations, domain: tuple[float, float]) -> np.ndarray:
         dic = output_dictionary(self.dictionary, obs.location).fit(obs, domain=domain)
@@ -78,7 +97,7 @@ class _ProjectionBase(FunctionalBaseline):
         return _solve_gram(self.nu_, self.gram_)
 
 
-@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC, references=OLIVA_REFERENCES)
 class OneBasisEstimator(_ProjectionBase):
     """1BE: kernel ridge regressions of the output basis coefficients on the inputs.
 
@@ -108,10 +127,7 @@ class OneBasisEstimator(_ProjectionBase):
         See :func:`fdakpl.estimators.kpl.integration_weights`.
     %(data_parameters)s
 
-    References
-    ----------
-    J. Oliva, W. Neiswanger, B. Póczos, E. Xing, H. Trac, S. Ho and
-    J. Schneider (2015). Fast function to function regression. *AISTATS*.
+    %(references)s
 
     Examples
     --------
@@ -128,16 +144,11 @@ class OneBasisEstimator(_ProjectionBase):
     def __init__(self, dictionary: str | Dictionary = "auto", kernel: Kernel | None = None, lam: float = 1e-3,
                  center: bool = True, integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
-        self.dictionary = dictionary
+        super().__init__(dictionary, lam, center, integration, domain, interpolate_inputs)
         self.kernel = kernel
-        self.lam = lam
-        self.center = center
-        self.integration = integration
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
-        check_number(self.lam, "lam")
+        super()._check_params()
         self._kernel()
 
     def _fit(self, Xv: Any, Xw: Any, obs: Observations, domain: tuple[float, float]) -> None:
@@ -161,7 +172,7 @@ class OneBasisEstimator(_ProjectionBase):
         return np.stack([KnU @ (UtC / (s + n * lam)[:, None]) @ phi for lam in lams])
 
 
-@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC, references=OLIVA_REFERENCES)
 class TripleBasisEstimator(_ProjectionBase):
     """3BE: basis coefficients in and out, random-feature ridge regression in between.
 
@@ -200,10 +211,7 @@ class TripleBasisEstimator(_ProjectionBase):
     omega_, offset_ : random feature frequencies ``(c, J)`` and phases ``(J,)``
     weights_ : numpy.ndarray, shape (J, d)
 
-    References
-    ----------
-    J. Oliva, W. Neiswanger, B. Póczos, E. Xing, H. Trac, S. Ho and
-    J. Schneider (2015). Fast function to function regression. *AISTATS*.
+    %(references)s
 
     Examples
     --------
@@ -221,19 +229,14 @@ class TripleBasisEstimator(_ProjectionBase):
                  n_features: int = 200, sigma: float = 1.0, lam: float = 1e-3, random_state: Any = None,
                  center: bool = True, integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
+        super().__init__(dictionary, lam, center, integration, domain, interpolate_inputs)
         self.input_dictionary = input_dictionary
-        self.dictionary = dictionary
         self.n_features = n_features
         self.sigma = sigma
-        self.lam = lam
         self.random_state = random_state
-        self.center = center
-        self.integration = integration
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
-        check_number(self.lam, "lam")
+        super()._check_params()
         check_number(self.sigma, "sigma")
         check_int(self.n_features, "n_features")
 
