@@ -122,8 +122,9 @@ def responses_on_grid(obs: Observations, domain: tuple[float, float],
 class FunctionalBaseline(FunctionalEstimator):
     """Base class of the competitors (not for direct use).
 
-    Subclasses store ``center``, ``domain`` and ``interpolate_inputs`` among
-    their parameters and implement ``_fit`` and ``_predict_centered``; the
+    Subclasses list ``center``, ``domain`` and ``interpolate_inputs`` among
+    their parameters, pass them on to this class's ``__init__`` (which stores
+    them) and implement ``_fit`` and ``_predict_centered``; the
     base class handles inputs, responses (dense with NaN, arrays, long
     DataFrames), centring, labels, ``predict``, ``predict_path`` and ``score``.
 
@@ -134,11 +135,15 @@ class FunctionalBaseline(FunctionalEstimator):
     True
     """
 
-    center: bool
-    domain: tuple[float, float] | None
-    interpolate_inputs: bool
     #: name used in error messages
     _method = "baseline"
+
+    def __init__(self, center: bool = True, domain: tuple[float, float] | None = None,
+                 interpolate_inputs: bool = False) -> None:
+        """The parameters of the data handling, which every baseline passes on."""
+        self.center = center
+        self.domain = domain
+        self.interpolate_inputs = interpolate_inputs
 
     # -- to be provided by subclasses -------------------------------------
     def _check_params(self) -> None:  # pragma: no cover - trivial default

@@ -77,12 +77,10 @@ class _ProjectionBase(FunctionalBaseline):
                  integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
         """The parameters of the output side and the data handling, shared by 1BE and 3BE."""
+        super().__init__(center, domain, interpolate_inputs)
         self.dictionary = dictionary
         self.lam = lam
-        self.center = center
         self.integration = integration
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
         check_number(self.lam, "lam")

@@ -101,14 +101,12 @@ class FunctionalKRR(FunctionalBaseline):
     def __init__(self, kernel: Kernel | None = None, output_kernel: Kernel | None = None, lam: float = 1e-3,
                  center: bool = True, solver: str = "eig", n_grid: int = 100,
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False) -> None:
+        super().__init__(center, domain, interpolate_inputs)
         self.kernel = kernel
         self.output_kernel = output_kernel
         self.lam = lam
-        self.center = center
         self.solver = solver
         self.n_grid = n_grid
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _output_kernel(self) -> Kernel:
         return kernel_or_default(self.output_kernel, "output_kernel", Laplace(1.0))

@@ -177,17 +177,15 @@ class KernelAdditiveModel(FunctionalBaseline):
                  value_kernel: Kernel | None = None, n_components: int = 20, lam: float = 1e-3, center: bool = True,
                  solver: str = "eig", input_points: int | None = None, n_grid: int = 100,
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False) -> None:
+        super().__init__(center, domain, interpolate_inputs)
         self.location_kernel = location_kernel
         self.output_location_kernel = output_location_kernel
         self.value_kernel = value_kernel
         self.n_components = n_components
         self.lam = lam
-        self.center = center
         self.solver = solver
         self.input_points = input_points
         self.n_grid = n_grid
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _kernels(self) -> tuple[Kernel, Kernel, Kernel]:
         names = ("location_kernel", "output_location_kernel", "value_kernel")

@@ -113,10 +113,8 @@ class KernelEstimator(FunctionalBaseline):
 
     def __init__(self, bandwidth: float = 1.0, center: bool = False, domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
+        super().__init__(center, domain, interpolate_inputs)
         self.bandwidth = bandwidth
-        self.center = center
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
         check_number(self.bandwidth, "bandwidth")
