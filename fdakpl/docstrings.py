@@ -74,12 +74,8 @@ def substitute(doc: str | None, snippets: dict[str, str]) -> str | None:
 
     Examples
     --------
-    >>> print(substitute("Parameters\\n    ----------\\n    %(scale)s\\n", {"scale": "scale : float\\n    > 0."}))
-    Parameters
-        ----------
-        scale : float
-            > 0.
-    <BLANKLINE>
+    >>> substitute("Draw.\\n    %(seed)s", {"seed": "seed : int\\n    Seed of the generator."}).splitlines()
+    ['Draw.', '    seed : int', '        Seed of the generator.']
     """
     if doc is None:
         return None
