@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pywt
 
 from .base import Dictionary
@@ -53,6 +54,7 @@ __all__ = [
     "RandomFourier",
     "Wavelet",
     "make_dictionary",
+    "output_dictionary",
 ]
 
 
@@ -118,3 +120,29 @@ def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
         f"unknown dictionary {spec!r}; use one of {sorted(_FAMILIES)} or a PyWavelets discrete "
         "wavelet name such as 'db3'"
     )
+
+
+def output_dictionary(spec: str | Dictionary, locations: Any) -> Dictionary:
+    """The unfitted output dictionary of an estimator's ``dictionary`` parameter.
+
+    ``"auto"`` (the estimators' default) gives hat functions on the response locations when
+    there are at most 21 distinct ones, else Fourier with 10 frequencies; anything else goes to
+    :func:`make_dictionary`.
+
+    Parameters
+    ----------
+    spec : str or Dictionary
+    locations : array-like
+        The response locations (only counted for ``"auto"``).
+
+    Examples
+    --------
+    >>> output_dictionary("auto", [0.0, 0.5, 1.0, 0.5])
+    PiecewiseLinear(grid=None, domain=None)
+    >>> type(output_dictionary("auto", range(100))).__name__
+    'Fourier'
+    """
+    if isinstance(spec, str) and spec == "auto":
+        q = np.unique(np.asarray(locations)).size
+        return PiecewiseLinear() if q <= 21 else Fourier(10)
+    return make_dictionary(spec)

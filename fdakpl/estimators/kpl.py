@@ -14,15 +14,17 @@ from ..data.functional import Observations, check_domain, check_locations
 from ..data.integration import integration_weights
 from ..data.preprocessing import (
     center_responses,
-    check_same_samples,
-    n_samples_of,
     prepare_inputs,
-    prepare_response,
     response_scale,
 )
 from ..data.validation import check_lam
-from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..dictionaries import (
+    Dictionary,
+    Fourier,  # noqa: F401  (the examples in the docstrings use it)
+    output_dictionary,
+)
+from ..docstrings import fill_doc
+from ..kernels import Kernel, check_spd, make_output_matrix
 from ..notices import warn
 from ..solvers.closed_form import (
     decompose,
@@ -34,7 +36,13 @@ from ..solvers.closed_form import (
 )
 from ..solvers.design import point_design
 from ..solvers.dispatch import resolve_solver, solve_kpl
-from .base import FunctionalEstimator, unsupported_atoms_message
+from .base import (
+    DATA_PARAMETERS_DOC,
+    FIT_PARAMETERS_DOC,
+    PREDICT_RETURNS_DOC,
+    FunctionalEstimator,
+    unsupported_atoms_message,
+)
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
@@ -135,6 +143,7 @@ def _param_names(cls: type) -> list[str]:
     return BaseEstimator._get_param_names.__func__(cls)  # type: ignore[attr-defined]
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class KPLRegressor(FunctionalEstimator):
     """Kernel-based projection learning for functional (curve) responses.
 
@@ -201,12 +210,7 @@ class KPLRegressor(FunctionalEstimator):
     integration : {"auto", "quadrature", "plugin"}
         How inner products ``<y_i, phi_l>`` are estimated; see
         :func:`integration_weights`.
-    domain : (float, float), optional
-        Domain of the response curves; defaults to the range of the
-        response locations (``[0, 1]`` for plain arrays).
-    interpolate_inputs : bool, default False
-        Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
-        instead of raising.
+    %(data_parameters)s
     approx : Nystroem or RandomFourierFeatures, optional
         Approximate the kernel by an explicit feature map and solve in primal
         form from streamed sufficient statistics (many curves, dask data):
@@ -293,56 +297,29 @@ class KPLRegressor(FunctionalEstimator):
         return _param_names(cls)  # inspect.signature once per class (clone, get_params in cross-validation)
 
     # ------------------------------------------------------------------
-    def _kernel(self) -> Kernel:
-        return Gaussian(1.0) if self.kernel is None else self.kernel
-
     def _check_params(self) -> None:
         resolve_solver(self.solver, self.loss)
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
         check_lam(self.lam, "; choose it with fdakpl.FunctionalRegression")
         check_domain(self.domain)
-        if not isinstance(self._kernel(), Kernel):
-            raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
+        self._kernel()
 
-    def _make_dictionary(self, obs: Observations) -> Dictionary:
-        if isinstance(self.dictionary, str) and self.dictionary == "auto":
-            q = np.unique(obs.location).size
-            return PiecewiseLinear() if q <= 21 else Fourier(n_freqs=10)
-        return make_dictionary(self.dictionary)
-
+    @fill_doc(fit_parameters=FIT_PARAMETERS_DOC)
     def fit(self, X: Any, Y: Any, locations: Any = None) -> KPLRegressor:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : array-like, DataArray or mapping of terms
-            Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`).
-        Y : DataArray, array or long DataFrame
-            Responses (see :func:`~fdakpl.data.preprocessing.prepare_response`).
-        locations : array-like, optional
-            Locations of the columns of an array ``Y``.
-
-        Returns
-        -------
-        self
+        %(fit_parameters)s
         """
         if getattr(self, "approx", None) is not None:
             from .approx import fit_approx
 
             return fit_approx(self, X, Y, locations)
         self.approx_ = None
-        self._check_params()
-        if Y is None:
-            raise ValueError("KPLRegressor requires y to be passed, but the target y is None")
-        Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)
-        obs, info = prepare_response(Y, locations, self.domain)
+        Xv, Xw, spec, obs, info = self._prepare_training_data(X, Y, locations, "KPL")
         n = obs.n_samples
-        check_same_samples(n_samples_of(Xv), x_labels, n, info.labels)
         check_exact_memory(n, obs.index.size, self.memory_limit)  # before any n x n allocation
-        self.response_info_ = info
-        self.input_spec_ = spec
-        self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
+        self._set_training_info(info, spec)
         if getattr(spec, "feature_names", None) is not None:
             self.feature_names_in_ = np.asarray(spec.feature_names, dtype=object)
         else:
@@ -357,7 +334,7 @@ class KPLRegressor(FunctionalEstimator):
                                              None if self.loss_.is_square else self.loss_.derivative)
 
         # dictionary, Gram, B
-        dic = self._make_dictionary(obs_c).fit(obs_c, domain=dom)
+        dic = output_dictionary(self.dictionary, obs_c.location).fit(obs_c, domain=dom)
         self.dictionary_ = dic
         G = dic.gram()
         B = check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_), "output_matrix")
@@ -438,12 +415,11 @@ class KPLRegressor(FunctionalEstimator):
         Kn = self._kernel()(Xv, self.X_fit_, Xw)
         return Kn @ self.coef_B_, labels
 
+    @fill_doc(predict_returns=PREDICT_RETURNS_DOC)
     def predict(self, X: Any, at: Any = None) -> Any:
         """Predicted curves at ``at`` (default: the training grid).
 
-        Returns a labelled DataArray ``(sample, <location>)`` when the model
-        was fitted on a DataArray or a long DataFrame, else a NumPy array
-        (1-d for a 1-d training response).
+        %(predict_returns)s
 
         Examples
         --------
