@@ -39,13 +39,18 @@ __all__ = ["ShiftPlan", "cg_iterations", "plan_shifts", "solve_shifted"]
 
 #: relative error bound of the iterative columns (in the norm of the group's factorised matrix)
 RTOL = 1e-12
-#: cost of one iteration on one column (``2 n^2`` flops) relative to the flop rate of a Cholesky factorisation
-#: (measured, one OpenBLAS thread, n = 2000: two triangular solves on 21 columns run at 1.4x the rate of dpotrf;
-#: the vector operations and narrow blocks cost the rest)
-ITERATION_WEIGHT = 1.0
-#: the tridiagonal reduction and its two orthogonal transformations, in Cholesky factorisations (measured, one
-#: thread: dsytrd costs 3.5 factorisations at n = 2000 and 6 to 7 at n = 5000)
-TRIDIAGONAL_WEIGHT = 5.0
+#: cost model (measured, one OpenBLAS thread, n = 500 to 3000, in Cholesky factorisations of ``n^3 / 3`` flops):
+#: an iteration on a block of ``c`` columns (two triangular solves, ``2 n^2 c`` flops) costs
+#: ``ITERATION_WEIGHT * (c + ITERATION_COLUMNS) * 6 / n`` (narrow blocks are bound by reading the factor:
+#: a 20-column block runs at 1.1 to 1.5 times the factorisation's flop rate a column, a 2-column block at 3.5 to
+#: 8 times), plus ``ITERATION_OVERHEAD`` flops of vector operations and Python
+ITERATION_WEIGHT = 0.8
+ITERATION_COLUMNS = 10
+ITERATION_OVERHEAD = 1e6
+#: the tridiagonal reduction (LAPACK dsytrd, half of it matrix-vector products) in factorisations: 4.2 to 4.5
+#: up to n = 1000, 5.7 at 2000, 8.1 at 3000 (measured, one thread); modelled as ``4.5 + 3.5 log2(n / 1500)``
+TRIDIAGONAL_WEIGHT = 4.5
+TRIDIAGONAL_GROWTH = 3.5
 #: candidate spans (largest / smallest shift) of a group; 1 factorises every distinct shift
 SPANS = (1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 1e3, 1e4)
 #: iterations allowed beyond the bound (rounding slows conjugate gradients down) before falling back
@@ -102,11 +107,20 @@ class ShiftPlan:
     cost: float
 
 
+def _block_cost(counts: np.ndarray, iterations: np.ndarray, n: int) -> float:
+    """Modelled cost, in factorisations, of conjugate gradients on one block whose columns (``counts`` of them
+    at each shift) need ``iterations`` each."""
+    if counts.size == 0:
+        return 0.0
+    k = int(iterations.max())
+    return (6.0 * ITERATION_WEIGHT / n * (float(np.sum(counts * iterations)) + ITERATION_COLUMNS * k)
+            + 3.0 * ITERATION_OVERHEAD / n**3 * k)
+
+
 def _grouping(t: np.ndarray, counts: np.ndarray, n: int, knorm: float, span: float,
               rtol: float) -> ShiftPlan:
     """Greedy groups of span at most ``span`` (anchored at the shift nearest their geometric middle); shifts
     whose unpreconditioned condition number ``1 + knorm / t`` is at most ``sqrt(span)`` need no factorisation."""
-    it_cost = 6.0 * ITERATION_WEIGHT / n  # a column-iteration (2 n^2) in factorisations (n^3 / 3)
     free = (1.0 + knorm / t <= math.sqrt(span)) if span > 1.0 else np.zeros(t.size, bool)
     anchors: list = []
     groups: list = []
@@ -116,15 +130,14 @@ def _grouping(t: np.ndarray, counts: np.ndarray, n: int, knorm: float, span: flo
         j = int(np.searchsorted(t[:m], t[i] * span * (1 + 1e-12), side="right"))
         g = np.arange(i, j)
         a = i + int(np.argmin(np.abs(np.log(t[g]) - 0.5 * (math.log(t[i]) + math.log(t[j - 1])))))
-        kap = np.maximum(t[g] / t[a], t[a] / t[g])
-        cost += 1.0 + it_cost * sum(int(c) * cg_iterations(float(k), rtol) for c, k in zip(counts[g], kap, strict=True))
+        it = np.array([cg_iterations(float(max(s / t[a], t[a] / s)), rtol) for s in t[g] if s != t[a]], int)
+        cost += 1.0 + 2.0 * counts[a] * 3.0 / n + _block_cost(counts[g][g != a], it, n)
         anchors.append(a)
         groups.append(g)
         i = j
     if m < t.size:
         g = np.arange(m, t.size)
-        kap = 1.0 + knorm / t[g]
-        cost += it_cost * sum(int(c) * cg_iterations(float(k), rtol) for c, k in zip(counts[g], kap, strict=True))
+        cost += _block_cost(counts[g], np.array([cg_iterations(1.0 + knorm / float(s), rtol) for s in t[g]]), n)
         anchors.append(None)
         groups.append(g)
     one_each = all(a is not None and g.size == 1 for a, g in zip(anchors, groups, strict=True))
@@ -157,7 +170,7 @@ def plan_shifts(t: np.ndarray, counts: np.ndarray, n: int, knorm: float, rtol: f
     ('cholesky_cg', [5, None], [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [10]])
     """
     best = min((_grouping(t, counts, n, knorm, s, rtol) for s in SPANS), key=lambda p: p.cost)
-    tri = TRIDIAGONAL_WEIGHT + 12.0 * int(np.sum(counts)) / n
+    tri = TRIDIAGONAL_WEIGHT + TRIDIAGONAL_GROWTH * max(0.0, math.log2(n / 1500)) + 12.0 * int(np.sum(counts)) / n
     if tri < best.cost:
         return ShiftPlan("tridiagonal", [], [np.arange(t.size)], tri)
     return best
@@ -234,6 +247,10 @@ def solve_shifted(K: np.ndarray, shifts: np.ndarray, rhs: np.ndarray, rtol: floa
     >>> t = np.array([0.1, 0.3, 0.9])
     >>> Z, route = solve_shifted(K, t, b)
     >>> exact = np.column_stack([np.linalg.solve(K + s * np.eye(200), b[:, j]) for j, s in enumerate(t)])
+    >>> route, bool(np.allclose(Z, exact, rtol=1e-10, atol=1e-12))  # at n = 200 factorisations are cheapest
+    ('cholesky', True)
+    >>> one = ShiftPlan("cholesky_cg", [1], [np.arange(3)], 0.0)  # factorise at 0.3 only
+    >>> Z, route = solve_shifted(K, t, b, plan=one)
     >>> route, bool(np.allclose(Z, exact, rtol=1e-10, atol=1e-12))
     ('cholesky_cg', True)
     """
@@ -249,6 +266,9 @@ def solve_shifted(K: np.ndarray, shifts: np.ndarray, rhs: np.ndarray, rtol: floa
     cols = np.split(srt, breaks)  # columns of each distinct shift
     t = np.array([shifts[g].mean() for g in cols])
     counts = np.array([g.size for g in cols])
+    if t.size == 1 and plan is None:  # one distinct shift: one factorisation
+        Z[:, cols[0]] = sla.cho_solve((_factor(K, float(t[0])), True), rhs[:, cols[0]], check_finite=False)
+        return Z, "cholesky"
     knorm = _norm_bound(K)
     plan = plan_shifts(t, counts, n, knorm, rtol) if plan is None else plan
     if plan.route == "tridiagonal":
