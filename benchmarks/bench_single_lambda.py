@@ -1,7 +1,8 @@
 """One-lambda exact fit: eigendecomposition route vs the single-lambda route (issue 15, item 3).
 
 Writes ``benchmarks/results/single_lambda.json``. Run: ``python benchmarks/bench_single_lambda.py [max_n]
-[--outputs identity,decay] [--max-eig-n N]``.
+[--min-n N] [--outputs identity,decay] [--max-eig-n N] [--drivers N]`` (``--drivers 2000``: SciPy's eigen-solver
+drivers against a Cholesky factorisation at that size, ``eigh_drivers`` in the JSON).
 
 Synthetic problem of ``benchmarks/bench_closed_form.synthetic`` (5 scalar inputs, 100 locations, 30% of the
 points missing), Fourier(10) (21 atoms), Gaussian kernel, ``lam = 1e-3``, two output matrices: ``B = I`` (one
@@ -98,6 +99,37 @@ def once(commands) -> dict:
     return {"times": out, "repeat": 1, "loadavg_before": before, "loadavg_after": list(os.getloadavg())}
 
 
+def eigh_drivers(n: int, rounds: int = 3) -> dict:
+    """LAPACK's symmetric eigen-solvers through SciPy at size ``n`` (``dsyevd``, ``dsyevr``, ``dsyev``; the
+    eigenvalues alone, i.e. the tridiagonal reduction ``dsytrd`` and ``dsterf``), against one Cholesky
+    factorisation, interleaved, ``rounds`` rounds, minimum times. SciPy 1.17 exposes no two-stage (BLAS-3)
+    tridiagonal reduction (``dsytrd_2stage``, ``dsyevd_2stage``)."""
+    import os
+    import time
+
+    import scipy.linalg as sla
+    from threadpoolctl import threadpool_limits
+
+    K = problem(n, None)[0]
+    M = K + np.eye(n)
+    cmds = {"cholesky": lambda: sla.cho_factor(M, lower=True, check_finite=False),
+            "evd": lambda: sla.eigh(K, driver="evd", check_finite=False),
+            "evr": lambda: sla.eigh(K, driver="evr", check_finite=False),
+            "ev": lambda: sla.eigh(K, driver="ev", check_finite=False),
+            "eigenvalues_only": lambda: sla.eigh(K, eigvals_only=True, driver="evd", check_finite=False)}
+    best = {k: float("inf") for k in cmds}
+    before = list(os.getloadavg())
+    with threadpool_limits(1):
+        for _ in range(rounds):
+            for k, f in cmds.items():
+                t0 = time.perf_counter()
+                f()
+                best[k] = min(best[k], time.perf_counter() - t0)
+    return {"n": n, "rounds": rounds, "min_s": best,
+            "in_cholesky_factorisations": {k: v / best["cholesky"] for k, v in best.items()},
+            "loadavg_before": before, "loadavg_after": list(os.getloadavg())}
+
+
 def main() -> None:
     warnings.simplefilter("ignore")
     import argparse
@@ -110,12 +142,19 @@ def main() -> None:
                     help="above this n only the single-lambda route is timed (the eigendecomposition takes minutes)")
     ap.add_argument("--max-tridiagonal-n", type=int, default=5000,
                     help="above this n the previous (tridiagonal) route is not timed (93 s at n = 10,000)")
+    ap.add_argument("--drivers", type=int, default=0, help="also time the eigen-solvers at this n (0: no)")
     args = ap.parse_args()
     sizes = [n for n in (100, 250, 500, 1000, 2000, 5000, 10_000) if args.min_n <= n <= args.max_n]
     # rows of earlier runs are kept (the sweep can be run in pieces); a row is replaced by a new one
     old = json.loads(OUT.read_text()) if OUT.exists() else {}
     res: dict = {"machine_at_start": machine(), "lam": LAM, "n_locations": 100, "n_atoms": 21,
                  "runs": old.get("runs", []), "replaced_runs": old.get("replaced_runs", [])}
+    if old.get("eigh_drivers"):
+        res["eigh_drivers"] = old["eigh_drivers"]
+    if args.drivers:
+        res["eigh_drivers"] = eigh_drivers(args.drivers)
+        print(json.dumps(res["eigh_drivers"]), flush=True)
+        OUT.write_text(json.dumps({**res, "machine_at_end": machine()}, indent=2))
     for b, label in [(None, "B=I"), (1.5, "B=1.5^-scale")]:
         if ("identity" if b is None else "decay") not in args.outputs.split(","):
             continue
