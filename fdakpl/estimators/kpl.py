@@ -49,7 +49,8 @@ __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 #: fraction of the available memory that the exact solver may plan to use (see :func:`check_exact_memory`)
 MEMORY_FRACTION = 0.5
 #: from this many training curves, ``solver="auto"`` with the square loss solves for its one lambda by
-#: :func:`fdakpl.solvers.closed_form.ridge_single` (Cholesky or tridiagonal reduction) instead of the full
+#: :func:`fdakpl.solvers.closed_form.ridge_single` (Cholesky factorisations, preconditioned conjugate gradients or a
+#: tridiagonal reduction) instead of the full
 #: eigendecomposition of ``K``; measured (benchmarks/bench_single_lambda.py, one BLAS thread): the single route
 #: is 2x (B = 1.5^-scale) to 5x (B = I) faster from n = 250 on; below 500 curves the eigendecomposition costs
 #: under 25 ms and is kept, as it gives the whole lambda path (``decomposition_``) for free
@@ -240,7 +241,8 @@ class KPLRegressor(FunctionalEstimator):
         The solver used (``"auto"`` resolved).
     route_ : str or None
         How the closed form was solved: ``"eigendecomposition"`` (``decomposition_`` holds the lambda
-        path), ``"cholesky"`` or ``"tridiagonal"`` (single-lambda route), None for the other solvers.
+        path), ``"cholesky"``, ``"cholesky_cg"`` or ``"tridiagonal"`` (single-lambda route:
+        :func:`fdakpl.solvers.shifted.solve_shifted`), None for the other solvers.
     loss_ : GroundLoss
         The loss fitted, at the responses' scale when its parameter is relative.
     response_scale_ : float or None
