@@ -33,10 +33,11 @@ from .data.integration import integration_weights
 from .data.preprocessing import prepare_response
 from .data.scaling import power_of_two_scale
 from .notices import silenced, warn
+from .selection_kfold import kfold_grid, kfold_labelled
 from .solvers.closed_form import RidgeDecomposition
 
-__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "centred_observations", "check_edge", "kfold_path", "lambda_criteria",
-           "ridge_path"]
+__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "centred_observations", "check_edge", "kfold_grid", "kfold_path",
+           "lambda_criteria", "ridge_path"]
 
 #: default lambda grid: 21 values, 0.4 decades apart (finer grids gave the same held-out error on DTI;
 #: benchmarks/results/tuning_grids.json)
@@ -351,10 +352,7 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     >>> cv["scores"].shape
     (2, 2)
     """
-    from joblib import Parallel, delayed
     from sklearn.model_selection import KFold
-
-    from .progress import progress
 
     lams = np.asarray(list(lams), dtype=float)
     subset_x = subset_x or _subset
@@ -369,15 +367,40 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     else:
         folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.arange(n)))
     params = _param_grid(param_grid)
-    tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
-    it = progress(tasks, desc="cross-validation", enabled=progress_bar, total=len(tasks))
     from threadpoolctl import threadpool_limits
 
+    sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
+    scores = None
+    if subset_x is _subset and subset_y is _subset:
+        # the closed form: data prepared once, one eigendecomposition per fold for every setting and lambda,
+        # in this process (BLAS on one thread below PARALLEL_MIN_SAMPLES curves, else on up to n_jobs threads)
+        with threadpool_limits(1 if sequential else (None if n_jobs < 1 else n_jobs)):
+            scores = kfold_labelled(estimator, X, Y, lams, params, folds, fit_params, progress=progress_bar)
+    if scores is None:
+        scores = _fold_fits(estimator, X, Y, lams, params, folds, subset_x, subset_y, fit_params, n_jobs,
+                            sequential, progress_bar)
+    mean, std = scores.mean(axis=1), scores.std(axis=1)
+    bp, bl = np.unravel_index(int(np.nanargmin(mean)), mean.shape)
+    return {"scores": mean, "scores_std": std, "fold_scores": scores, "params": params, "lams": lams,
+            "best_params": params[bp], "best_lam": float(lams[bl]), "best_index": (int(bp), int(bl)),
+            "n_splits": n_splits}
+
+
+def _fold_fits(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: list[dict[str, Any]],
+               folds: list[tuple[np.ndarray, np.ndarray]], subset_x: Any, subset_y: Any,
+               fit_params: dict[str, Any] | None, n_jobs: int, sequential: bool, progress_bar: bool) -> np.ndarray:
+    """Fold scores ``(n_params, n_folds, n_lams)`` by fitting the estimator on every (setting, fold)."""
+    from joblib import Parallel, delayed
+    from threadpoolctl import threadpool_limits
+
+    from .progress import progress
+
+    tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
+    it = progress(tasks, desc="cross-validation", enabled=progress_bar, total=len(tasks))
     # the rows of each fold are taken once, not once per parameter setting
     fold_data = [(subset_x(X, tr), subset_y(Y, tr), subset_x(X, te), subset_y(Y, te)) for tr, te in folds]
     # processes pay only when a fold's fit outweighs shipping the task: at DTI size (70 curves, 220 fits)
     # two loky workers were measured no faster than one (the paper's CV protocol, 2 shared cores; issue 15)
-    sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
     runner = Parallel(n_jobs=n_jobs, backend="sequential" if sequential else "loky", return_as="list")
     with _child_process_env(), threadpool_limits(1) if sequential else nullcontext():
         results = runner(delayed(_fold_scores)(estimator, params[p], fold_data[f], lams, fit_params or {},
@@ -385,11 +408,7 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     scores = np.empty((len(params), len(folds), lams.size))
     for (p, f), s in zip(tasks, results, strict=True):
         scores[p, f] = s
-    mean, std = scores.mean(axis=1), scores.std(axis=1)
-    bp, bl = np.unravel_index(int(np.nanargmin(mean)), mean.shape)
-    return {"scores": mean, "scores_std": std, "fold_scores": scores, "params": params, "lams": lams,
-            "best_params": params[bp], "best_lam": float(lams[bl]), "best_index": (int(bp), int(bl)),
-            "n_splits": n_splits}
+    return scores
 
 
 def _n_samples(Y: Any) -> int:

@@ -41,6 +41,7 @@ __all__ = [
     "PiecewiseLinear",
     "RandomFourier",
     "Wavelet",
+    "default_dictionary",
     "make_dictionary",
 ]
 
@@ -56,6 +57,22 @@ _FAMILIES: dict[str, type[Dictionary]] = {
     "learned": Learned,
     "learnt": Learned,
 }
+
+
+#: ``dictionary="auto"`` is the piecewise-linear basis on the observed locations up to this many of them
+AUTO_PIECEWISE_MAX = 21
+
+
+def default_dictionary(n_locations: int) -> Dictionary:
+    """The dictionary of ``dictionary="auto"`` for responses observed at ``n_locations`` distinct locations:
+    the piecewise-linear basis on them up to ``AUTO_PIECEWISE_MAX`` (21), else Fourier with 10 frequencies.
+
+    Examples
+    --------
+    >>> default_dictionary(12), default_dictionary(55)
+    (PiecewiseLinear(grid=None, domain=None), Fourier(n_freqs=10, domain=None))
+    """
+    return PiecewiseLinear() if n_locations <= AUTO_PIECEWISE_MAX else Fourier(n_freqs=10)
 
 
 def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:

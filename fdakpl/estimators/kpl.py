@@ -21,7 +21,7 @@ from ..data.preprocessing import (
     response_scale,
 )
 from ..data.validation import check_lam
-from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
+from ..dictionaries import Dictionary, Fourier, default_dictionary, make_dictionary  # noqa: F401 (Fourier: examples)
 from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
 from ..notices import warn
 from ..solvers.closed_form import (
@@ -307,8 +307,7 @@ class KPLRegressor(FunctionalEstimator):
 
     def _make_dictionary(self, obs: Observations) -> Dictionary:
         if isinstance(self.dictionary, str) and self.dictionary == "auto":
-            q = np.unique(obs.location).size
-            return PiecewiseLinear() if q <= 21 else Fourier(n_freqs=10)
+            return default_dictionary(np.unique(obs.location).size)
         return make_dictionary(self.dictionary)
 
     def fit(self, X: Any, Y: Any, locations: Any = None) -> KPLRegressor:
