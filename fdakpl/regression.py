@@ -123,7 +123,8 @@ class FunctionalRegression:
     random_state : int, optional
         Seed of the CV folds.
     n_jobs : int
-        Processes for CV.
+        Parallelism of ``lam="cv"`` from 500 curves (BLAS threads for the closed form, else worker
+        processes; see :func:`fdakpl.selection.kfold_path`); smaller problems run on one thread.
     progress : bool
         Show progress bars for long work.
     domain : (float, float), optional

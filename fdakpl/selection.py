@@ -311,6 +311,12 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     The score of a fold is the paper's MSE on the held-out curves (mean over
     curves of the mean squared error over their observed points).
 
+    A :class:`~fdakpl.KPLRegressor` with the square loss and the closed-form solver, on responses with a common
+    grid, over a grid of ``dictionary``, ``output_matrix`` and ``kernel`` (or ``kernel__<parameter>``), is scored
+    without refitting: the data are prepared once and :func:`fdakpl.selection_kfold.kfold_grid` decomposes each
+    fold's kernel matrix once for every setting and lambda (same scores as the fits, to rounding). Other
+    estimators and grids fit the estimator for every (setting, fold).
+
     Parameters
     ----------
     estimator : KPLRegressor
@@ -322,9 +328,11 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     random_state : int, optional
         Seed of the fold assignment (reproducible).
     n_jobs : int
-        Worker processes (joblib/loky), each limited to one BLAS thread; with fewer than
-        ``PARALLEL_MIN_SAMPLES`` (500) curves the folds run in this process (one BLAS thread), where
-        processes were measured not to pay.
+        With fewer than ``PARALLEL_MIN_SAMPLES`` (500) curves everything runs in this process on one BLAS
+        thread, where more was measured not to pay. From 500 curves: the closed form runs in this process with
+        BLAS on up to ``n_jobs`` threads (``-1``: no limit; two threads took 0.53 s against 0.75 s for one at
+        1,000 curves, ``benchmarks/bench_floor.py``); per-fold fits run in ``n_jobs`` worker processes
+        (joblib/loky), each on one BLAS thread.
     progress_bar : bool
     subset_x, subset_y : callables ``(data, rows) -> data``, optional
         How to take rows of ``X`` and ``Y`` (defaults handle arrays,
