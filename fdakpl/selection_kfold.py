@@ -35,6 +35,7 @@ from .losses import make_loss
 from .notices import silenced
 from .progress import progress as show_progress
 from .solvers.closed_form import output_side, sym_sqrt
+from .solvers.memory import check_exact_memory
 
 __all__ = ["CLOSED_FORM_PARAMS", "kfold_grid", "kfold_labelled"]
 
@@ -237,6 +238,7 @@ def kfold_labelled(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: lis
     if obs.grid is None or obs.grid_index is None:
         return None  # irregular responses: per-fold fits
     check_same_samples(n_samples_of(Xv), x_labels, obs.n_samples, info.labels)
+    check_exact_memory(obs.n_samples, obs.index.size, base.get("memory_limit"))  # before the n x n kernel matrix
     Yd = np.full((obs.n_samples, obs.grid.size), np.nan)
     Yd[obs.index, obs.grid_index] = obs.value
     # settings grouped by kernel; dictionaries and output matrices by value

@@ -128,6 +128,14 @@ def test_grids_the_closed_form_does_not_cover_take_per_fold_fits(rng):
     assert skf.kfold_labelled(est, X, long, lams, [{}], folds) is None  # irregular responses
 
 
+def test_closed_form_cv_refuses_too_large_problems_before_allocating(rng):
+    X, Y, grid = make_problem(rng, n=12, m=8)
+    est = KPLRegressor(dictionary=Fourier(2), memory_limit=1e3)
+    folds = list(KFold(3).split(X))
+    with pytest.raises(ValueError, match=r"need about .* for the exact KPL solver"):  # the closed form's own check
+        skf.kfold_labelled(est, X, Y, np.array([1e-3]), [{}], folds, {"locations": grid})
+
+
 def test_kfold_grid_bad_input(rng):
     X, Y, grid = make_problem(rng, n=10, m=6)
     K = Gaussian(1.0)(X)
