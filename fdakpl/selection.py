@@ -19,6 +19,7 @@ linear smoother from observed values to fitted values at observed points.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -220,6 +221,15 @@ _WORKER_LIMITED = False
 PARALLEL_MIN_SAMPLES = 500
 
 
+@functools.cache
+def _blas() -> Any:
+    """One ``ThreadpoolController`` for this process: building one reads the process's library map (milliseconds,
+    as much as the DTI CV protocol's slowest fold), its ``limit`` does not."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def _limit_worker_threads() -> None:
     global _WORKER_LIMITED
     if not _WORKER_LIMITED:
@@ -375,14 +385,12 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     else:
         folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.arange(n)))
     params = _param_grid(param_grid)
-    from threadpoolctl import threadpool_limits
-
     sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
     scores = None
     if subset_x is _subset and subset_y is _subset:
         # the closed form: data prepared once, one eigendecomposition per fold for every setting and lambda,
         # in this process (BLAS on one thread below PARALLEL_MIN_SAMPLES curves, else on up to n_jobs threads)
-        with threadpool_limits(1 if sequential else (None if n_jobs < 1 else n_jobs)):
+        with _blas().limit(limits=1 if sequential else (None if n_jobs < 1 else n_jobs)):
             scores = kfold_labelled(estimator, X, Y, lams, params, folds, fit_params, progress=progress_bar)
     if scores is None:
         scores = _fold_fits(estimator, X, Y, lams, params, folds, subset_x, subset_y, fit_params, n_jobs,
@@ -399,7 +407,6 @@ def _fold_fits(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: list[di
                fit_params: dict[str, Any] | None, n_jobs: int, sequential: bool, progress_bar: bool) -> np.ndarray:
     """Fold scores ``(n_params, n_folds, n_lams)`` by fitting the estimator on every (setting, fold)."""
     from joblib import Parallel, delayed
-    from threadpoolctl import threadpool_limits
 
     from .progress import progress
 
@@ -410,7 +417,7 @@ def _fold_fits(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: list[di
     # processes pay only when a fold's fit outweighs shipping the task: at DTI size (70 curves, 220 fits)
     # two loky workers were measured no faster than one (the paper's CV protocol, 2 shared cores; issue 15)
     runner = Parallel(n_jobs=n_jobs, backend="sequential" if sequential else "loky", return_as="list")
-    with _child_process_env(), threadpool_limits(1) if sequential else nullcontext():
+    with _child_process_env(), _blas().limit(limits=1) if sequential else nullcontext():
         results = runner(delayed(_fold_scores)(estimator, params[p], fold_data[f], lams, fit_params or {},
                                                not sequential) for p, f in it)
     scores = np.empty((len(params), len(folds), lams.size))
