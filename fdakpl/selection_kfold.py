@@ -124,7 +124,7 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
     dom = (float(grid[0]), float(grid[-1])) if domain is None else (float(domain[0]), float(domain[1]))
     out = np.empty((len(dictionaries), len(output_matrices), len(folds), lams.size))
     # output side of each (dictionary, B): kept while the fold's fitted dictionary has the same atoms and Gram
-    cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+    cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     for f, (tr, te) in show_progress(enumerate(folds), desc="cross-validation", enabled=progress, total=len(folds)):
         tr, te = np.asarray(tr), np.asarray(te)
         obs_c, mean, Yw = _training_side(Y[tr], grid, dom, center, integration)
@@ -147,7 +147,7 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
                     B = check_spd(make_output_matrix(b_spec).matrix(dic.scales_), "output_matrix")
                     Bs = sym_sqrt(B)
                     Bh, _, e, V = output_side(G, B, Bs, dic.scaled_gram_eigh(Bs[0]))
-                    hit = cache[(j, k)] = (phi, G, e, phi @ (Bh @ V), B)
+                    hit = cache[(j, k)] = (phi, G, e, phi @ (Bh @ V))
                 e, phiBV = hit[2], hit[3]
                 Nt = UtYw @ phiBV
                 out[j, k, f] = _heldout_path(KU, s, e, Nt, phiBV, R_te, w_te, n_tr * lams)
