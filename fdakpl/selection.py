@@ -341,7 +341,7 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
         With fewer than ``PARALLEL_MIN_SAMPLES`` (500) curves everything runs in this process on one BLAS
         thread, where more was measured not to pay. From 500 curves: the closed form runs in this process with
         BLAS on up to ``n_jobs`` threads (``-1``: no limit; two threads took 0.53 s against 0.75 s for one at
-        1,000 curves, ``benchmarks/bench_floor.py``); per-fold fits run in ``n_jobs`` worker processes
+        1,000 curves, ``benchmarks/bench_cv.py``); per-fold fits run in ``n_jobs`` worker processes
         (joblib/loky), each on one BLAS thread.
     progress_bar : bool
     subset_x, subset_y : callables ``(data, rows) -> data``, optional
