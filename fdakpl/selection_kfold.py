@@ -186,10 +186,14 @@ def _heldout_path(KU: np.ndarray, s: np.ndarray, e: np.ndarray, Nt: np.ndarray, 
     for a in range(0, shifts.size, block):
         sh = shifts[a:a + block]
         L = sh.size
-        Z = Nt[:, None, :] / (se[:, None, :] + sh[None, :, None])  # (n_tr, L, d): coefficients at every lambda
+        # in place: fresh large temporaries cost more (page faults) than the arithmetic at this size
+        Z = np.add(se[:, None, :], sh[None, :, None])
+        np.divide(Nt[:, None, :], Z, out=Z)  # (n_tr, L, d): rotated coefficients at every lambda
         H = (KU @ Z.reshape(n_tr, L * d)).reshape(n_te * L, d)  # predicted rotated coefficients
-        r = R_te[:, None, :] - (H @ phiBV.T).reshape(n_te, L, m)
-        scores[a:a + L] = np.einsum("ilp,ip->l", r * r, w_te)
+        r = (H @ phiBV.T).reshape(n_te, L, m)
+        np.subtract(r, R_te[:, None, :], out=r)
+        np.square(r, out=r)
+        scores[a:a + L] = np.einsum("ilp,ip->l", r, w_te)
     return scores
 
 
