@@ -123,8 +123,8 @@ class FunctionalRegression:
     random_state : int, optional
         Seed of the CV folds.
     n_jobs : int
-        Parallelism of ``lam="cv"`` from 500 curves (BLAS threads for the closed form, else worker
-        processes; see :func:`fdakpl.selection.kfold_path`); smaller problems run on one thread.
+        Worker processes of ``lam="cv"`` when it refits each fold, from 500 curves (see
+        :func:`fdakpl.selection.kfold_path`; the closed form and smaller problems run in this process).
     progress : bool
         Show progress bars for long work.
     domain : (float, float), optional

@@ -338,11 +338,11 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     random_state : int, optional
         Seed of the fold assignment (reproducible).
     n_jobs : int
-        With fewer than ``PARALLEL_MIN_SAMPLES`` (500) curves everything runs in this process on one BLAS
-        thread, where more was measured not to pay. From 500 curves: the closed form runs in this process with
-        BLAS on up to ``n_jobs`` threads (``-1``: no limit; two threads took 0.53 s against 0.75 s for one at
-        1,000 curves, ``benchmarks/bench_cv.py``); per-fold fits run in ``n_jobs`` worker processes
-        (joblib/loky), each on one BLAS thread.
+        Worker processes (joblib/loky) for the per-fold fits, from ``PARALLEL_MIN_SAMPLES`` (500) curves,
+        each on one BLAS thread; below, the folds run in this process on one BLAS thread, where processes were
+        measured not to pay. The closed form always runs in this process on one BLAS thread: two BLAS threads
+        at 1,000 curves were 1.42x faster on an idle 2-core machine but 14x slower on a loaded one
+        (``benchmarks/bench_cv.py``).
     progress_bar : bool
     subset_x, subset_y : callables ``(data, rows) -> data``, optional
         How to take rows of ``X`` and ``Y`` (defaults handle arrays,
@@ -385,14 +385,15 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     else:
         folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.arange(n)))
     params = _param_grid(param_grid)
-    sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
     scores = None
     if subset_x is _subset and subset_y is _subset:
-        # the closed form: data prepared once, one eigendecomposition per fold for every setting and lambda,
-        # in this process (BLAS on one thread below PARALLEL_MIN_SAMPLES curves, else on up to n_jobs threads)
-        with _blas().limit(limits=1 if sequential else (None if n_jobs < 1 else n_jobs)):
+        # the closed form: data prepared once, one eigendecomposition per fold for every setting and lambda, in this
+        # process on one BLAS thread (two threads at 1,000 curves: 1.42x faster on an idle 2-core machine, 14x
+        # slower at load 5; benchmarks/bench_cv.py)
+        with _blas().limit(limits=1):
             scores = kfold_labelled(estimator, X, Y, lams, params, folds, fit_params, progress=progress_bar)
     if scores is None:
+        sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
         scores = _fold_fits(estimator, X, Y, lams, params, folds, subset_x, subset_y, fit_params, n_jobs,
                             sequential, progress_bar)
     mean, std = scores.mean(axis=1), scores.std(axis=1)
