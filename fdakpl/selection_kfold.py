@@ -48,7 +48,8 @@ _BLOCK_VALUES = 2**21
 def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries: Sequence[Dictionary | str],
                output_matrices: Sequence[Any], lams: Iterable[float],
                folds: Sequence[tuple[np.ndarray, np.ndarray]], *, domain: tuple[float, float] | None = None,
-               center: bool = True, integration: str = "auto", progress: bool = False) -> np.ndarray:
+               center: bool = True, integration: str = "auto", progress: bool = False,
+               n_threads: int = 1) -> np.ndarray:
     """Held-out error of the closed-form KPL ridge for every dictionary, output matrix, fold and lambda.
 
     Each fold fits, on its training curves, what :class:`fdakpl.KPLRegressor` fits with the square loss
@@ -85,6 +86,9 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
         As in :class:`~fdakpl.KPLRegressor`.
     progress : bool
         A progress bar over the folds.
+    n_threads : int
+        Folds run in this many threads (their eigendecompositions and matrix products release the GIL; keep
+        BLAS on one thread then).
 
     Returns
     -------
@@ -125,19 +129,11 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
     out = np.empty((len(dictionaries), len(output_matrices), len(folds), lams.size))
     # output side of each (dictionary, B): kept while the fold's fitted dictionary has the same atoms and Gram
     cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-    for f, (tr, te) in show_progress(enumerate(folds), desc="cross-validation", enabled=progress, total=len(folds)):
+    prepared = []  # per fold: training side, held-out side and the (e, phi B^1/2 V) of every setting
+    for tr, te in folds:
         tr, te = np.asarray(tr), np.asarray(te)
         obs_c, mean, Yw = _training_side(Y[tr], grid, dom, center, integration)
-        n_tr = tr.size
-        Kt = K[np.ix_(tr, tr)]
-        s, U = np.linalg.eigh(0.5 * (Kt + Kt.T))
-        np.clip(s, 0.0, None, out=s)
-        KU = K[np.ix_(te, tr)] @ U
-        UtYw = U.T @ Yw
-        # held-out curves, centred by the training mean, weighted 1 / m_i at their observed points
-        obs_te = observed[te]
-        R_te = np.where(obs_te, Y[te] - mean, 0.0)
-        w_te = obs_te / obs_te.sum(axis=1, keepdims=True) / te.size
+        settings = []
         for j, spec in enumerate(dictionaries):
             dic = _fold_dictionary(spec, obs_c, dom)
             phi, G = dic.evaluate(grid), dic.gram()
@@ -148,9 +144,35 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
                     Bs = sym_sqrt(B)
                     Bh, _, e, V = output_side(G, B, Bs, dic.scaled_gram_eigh(Bs[0]))
                     hit = cache[(j, k)] = (phi, G, e, phi @ (Bh @ V))
-                e, phiBV = hit[2], hit[3]
-                Nt = UtYw @ phiBV
-                out[j, k, f] = _heldout_path(KU, s, e, Nt, phiBV, R_te, w_te, n_tr * lams)
+                settings.append((j, k, hit[2], hit[3]))
+        # held-out curves, centred by the training mean, weighted 1 / m_i at their observed points
+        obs_te = observed[te]
+        R_te = np.where(obs_te, Y[te] - mean, 0.0)
+        w_te = obs_te / obs_te.sum(axis=1, keepdims=True) / te.size
+        prepared.append((tr, te, Yw, R_te, w_te, settings))
+
+    def fold_scores(f: int) -> None:
+        """The eigendecomposition of fold ``f``'s ``K`` and the held-out path of every setting (NumPy and LAPACK
+        release the GIL: folds can run in threads)."""
+        tr, te, Yw, R_te, w_te, settings = prepared[f]
+        Kt = K[np.ix_(tr, tr)]
+        s, U = np.linalg.eigh(0.5 * (Kt + Kt.T))
+        np.clip(s, 0.0, None, out=s)
+        KU = K[np.ix_(te, tr)] @ U
+        UtYw = U.T @ Yw
+        for j, k, e, phiBV in settings:
+            out[j, k, f] = _heldout_path(KU, s, e, UtYw @ phiBV, phiBV, R_te, w_te, tr.size * lams)
+
+    if n_threads > 1 and len(folds) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(n_threads, len(folds))) as pool:
+            for _ in show_progress(pool.map(fold_scores, range(len(folds))), desc="cross-validation",
+                                   enabled=progress, total=len(folds)):
+                pass
+    else:
+        for f in show_progress(range(len(folds)), desc="cross-validation", enabled=progress, total=len(folds)):
+            fold_scores(f)
     return out
 
 
@@ -206,7 +228,7 @@ def _key(value: Any) -> Any:
 
 def kfold_labelled(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: list[dict[str, Any]],
                    folds: Sequence[tuple[np.ndarray, np.ndarray]], fit_params: Mapping[str, Any] | None = None,
-                   progress: bool = False) -> np.ndarray | None:
+                   progress: bool = False, n_threads: int = 1) -> np.ndarray | None:
     """Fold scores ``(n_params, n_folds, n_lams)`` of a :class:`~fdakpl.KPLRegressor` grid by :func:`kfold_grid`,
     with the data prepared once; None when the per-fold fits are needed instead.
 
@@ -268,7 +290,8 @@ def kfold_labelled(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: lis
         K = kern(Xv, None, Xw)
         used = [q for q, w in enumerate(where) if w[0] == i]
         scores = kfold_grid(K, Yd, obs.grid, dic_list, b_list, lams, folds, domain=info.domain,
-                            center=base["center"], integration=base["integration"], progress=progress)
+                            center=base["center"], integration=base["integration"], progress=progress,
+                            n_threads=n_threads)
         for q in used:
             out[q] = scores[where[q][1], where[q][2]]
     return out
