@@ -338,11 +338,11 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     random_state : int, optional
         Seed of the fold assignment (reproducible).
     n_jobs : int
-        From ``PARALLEL_MIN_SAMPLES`` (500) curves: folds of the closed form in ``n_jobs`` threads, per-fold
-        fits in ``n_jobs`` worker processes (joblib/loky); each on one BLAS thread (``-1``: one per core).
-        Below, everything runs in this process on one BLAS thread, where more was measured not to pay. (Two
-        BLAS threads for the closed form at 1,000 curves were 1.42x faster on an idle 2-core machine but 7x
-        slower on a loaded one: ``benchmarks/bench_cv.py``.)
+        Worker processes (joblib/loky) for the per-fold fits from ``PARALLEL_MIN_SAMPLES`` (500) curves, each on
+        one BLAS thread; below, the folds run in this process on one BLAS thread, where processes were measured
+        not to pay. The closed form runs in this process on one BLAS thread whatever ``n_jobs`` says: neither two
+        BLAS threads nor folds in two threads paid reliably on two shared cores (``benchmarks/bench_cv.py``;
+        :func:`fdakpl.selection_kfold.kfold_grid` takes ``n_threads`` for machines with idle cores).
     progress_bar : bool
     subset_x, subset_y : callables ``(data, rows) -> data``, optional
         How to take rows of ``X`` and ``Y`` (defaults handle arrays,
@@ -388,12 +388,11 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     scores = None
     if subset_x is _subset and subset_y is _subset:
         # the closed form: data prepared once, one eigendecomposition per fold for every setting and lambda, in this
-        # process on one BLAS thread (two BLAS threads at 1,000 curves: 1.42x faster at load 1, 7x slower at load
-        # 5), folds in n_jobs threads from PARALLEL_MIN_SAMPLES curves (benchmarks/bench_cv.py)
-        threads = 1 if n < PARALLEL_MIN_SAMPLES else (os.cpu_count() or 1) if n_jobs < 1 else n_jobs
+        # process on one BLAS thread: at 1,000 curves on the shared 2-core machine two BLAS threads were 1.42x faster
+        # at load 1 but 3.4x slower at load 3.8, folds in two threads 1.2x slower at load 3.8
+        # (benchmarks/bench_cv.py); parallelism that does not pay on two cores stays off
         with _blas().limit(limits=1):
-            scores = kfold_labelled(estimator, X, Y, lams, params, folds, fit_params, progress=progress_bar,
-                                    n_threads=threads)
+            scores = kfold_labelled(estimator, X, Y, lams, params, folds, fit_params, progress=progress_bar)
     if scores is None:
         sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
         scores = _fold_fits(estimator, X, Y, lams, params, folds, subset_x, subset_y, fit_params, n_jobs,

@@ -88,7 +88,8 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
         A progress bar over the folds.
     n_threads : int
         Folds run in this many threads (their eigendecompositions and matrix products release the GIL; keep
-        BLAS on one thread then).
+        BLAS on one thread then). Same numbers bit for bit. It pays only with idle cores: at 1,000 curves on two
+        cores shared with other work (load 3.8) two threads were 1.2x slower (``benchmarks/bench_cv.py``).
 
     Returns
     -------

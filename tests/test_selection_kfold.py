@@ -93,19 +93,11 @@ def test_kfold_path_closed_form_equals_per_fold_fits(rng, monkeypatch):
     assert fast["best_params"] == slow["best_params"] and fast["best_lam"] == slow["best_lam"]
 
 
-def test_folds_in_threads_give_the_same_scores(rng, monkeypatch):
-    """From PARALLEL_MIN_SAMPLES curves kfold_path runs the closed form's folds in n_jobs threads: same numbers."""
+def test_folds_in_threads_give_the_same_scores(rng):
     X, Y, grid = make_problem(rng, n=30, m=12, missing=0.2)
-    monkeypatch.setattr(selection, "PARALLEL_MIN_SAMPLES", 0)
-    seen = []
-    grid_fn = skf.kfold_grid
-    monkeypatch.setattr(skf, "kfold_grid", lambda *a, **k: seen.append(k["n_threads"]) or grid_fn(*a, **k))
-    kw = dict(lams=np.geomspace(1e-5, 1e-1, 5), param_grid={"output_matrix": [None, 1.5]}, n_splits=5,
-              random_state=0, progress_bar=False, fit_params={"locations": grid})
-    one = kfold_path(KPLRegressor(dictionary=Fourier(3)), X, Y, n_jobs=1, **kw)
-    two = kfold_path(KPLRegressor(dictionary=Fourier(3)), X, Y, n_jobs=2, **kw)
-    assert seen == [1, 2]
-    np.testing.assert_array_equal(one["fold_scores"], two["fold_scores"])
+    args = (Gaussian(1.0)(X), Y, grid, [Fourier(3), "auto"], [None, 1.5], np.geomspace(1e-5, 1e-1, 5),
+            list(KFold(5, shuffle=True, random_state=0).split(X)))
+    np.testing.assert_array_equal(kfold_grid(*args), kfold_grid(*args, n_threads=2))
 
 
 @pytest.mark.filterwarnings("ignore:the .*-chosen")  # a small grid: choices on its edges
