@@ -236,7 +236,8 @@ def kfold_labelled(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: lis
     The closed form applies when ``estimator`` is a plain ``KPLRegressor`` with the square loss and the
     closed-form solver (``"auto"`` or ``"eig"``), no kernel approximation, responses on a common grid (arrays,
     DataArrays; NaN allowed), and the grid varies only ``dictionary``, ``output_matrix``, ``kernel`` and
-    ``kernel__<parameter>``. One kernel matrix is computed per distinct kernel of the grid.
+    ``kernel__<parameter>``. One kernel matrix is computed per distinct kernel of the grid; ``progress`` and
+    ``n_threads`` are passed to :func:`kfold_grid`.
 
     Examples
     --------
