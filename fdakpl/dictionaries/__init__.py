@@ -53,6 +53,7 @@ __all__ = [
     "PiecewiseLinear",
     "RandomFourier",
     "Wavelet",
+    "default_dictionary",
     "make_dictionary",
     "output_dictionary",
 ]
@@ -72,6 +73,22 @@ _FAMILIES: dict[str, type[Dictionary]] = {
     "learned": Learned,
     "learnt": Learned,
 }
+
+
+#: ``dictionary="auto"`` is the piecewise-linear basis on the observed locations up to this many of them
+AUTO_PIECEWISE_MAX = 21
+
+
+def default_dictionary(n_locations: int) -> Dictionary:
+    """The dictionary of ``dictionary="auto"`` for responses observed at ``n_locations`` distinct locations:
+    the piecewise-linear basis on them up to ``AUTO_PIECEWISE_MAX`` (21), else Fourier with 10 frequencies.
+
+    Examples
+    --------
+    >>> default_dictionary(12), default_dictionary(55)
+    (PiecewiseLinear(grid=None, domain=None), Fourier(n_freqs=10, domain=None))
+    """
+    return PiecewiseLinear() if n_locations <= AUTO_PIECEWISE_MAX else Fourier(n_freqs=10)
 
 
 def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
@@ -126,8 +143,8 @@ def output_dictionary(spec: str | Dictionary, locations: Any) -> Dictionary:
     """The unfitted output dictionary of an estimator's ``dictionary`` parameter.
 
     ``"auto"`` (the estimators' default) gives hat functions on the response locations when
-    there are at most 21 distinct ones, else Fourier with 10 frequencies; anything else goes to
-    :func:`make_dictionary`.
+    there are at most 21 distinct ones, else Fourier with 10 frequencies (:func:`default_dictionary`);
+    anything else goes to :func:`make_dictionary`.
 
     Parameters
     ----------
@@ -143,6 +160,5 @@ def output_dictionary(spec: str | Dictionary, locations: Any) -> Dictionary:
     'Fourier'
     """
     if isinstance(spec, str) and spec == "auto":
-        q = np.unique(np.asarray(locations)).size
-        return PiecewiseLinear() if q <= 21 else Fourier(10)
+        return default_dictionary(np.unique(np.asarray(locations)).size)
     return make_dictionary(spec)
