@@ -90,7 +90,7 @@ def dti():
 
 
 def test_results_coef_of_exact_and_approximate_fits(dti):
-    kw = dict(dictionary="db3", levels=4, interpolate_inputs=True, lam=1e-3, width_grid=None, b_grid=None,
+    kw = dict(dictionary="db3", level=4, interpolate_inputs=True, lam=1e-3, width_grid=None, b_grid=None,
               progress=False)
     exact = FunctionalRegression("rcst ~ cca", dti, **kw).fit()
     A = exact.coef

@@ -9,8 +9,10 @@ import numpy as np
 from ..data.functional import Observations
 from ..data.integration import integration_weights
 from ..data.validation import check_int, check_number
-from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..kernels import Gaussian, Kernel
+from ..dictionaries import Dictionary, Fourier, make_dictionary, output_dictionary
+from ..docstrings import fill_doc
+from ..estimators.base import DATA_PARAMETERS_DOC
+from ..kernels import Kernel
 from ..solvers.closed_form import project_observations
 from ._base import FunctionalBaseline, curve_inputs
 
@@ -60,18 +62,31 @@ def random_fourier_features(Z: np.ndarray, omega: np.ndarray, offset: np.ndarray
     return np.sqrt(2.0 / J) * np.cos(Z @ omega + offset)
 
 
+#: the References section of 1BE and 3BE
+OLIVA_REFERENCES = """\
+References
+----------
+J. Oliva, W. Neiswanger, B. Póczos, E. Xing, H. Trac, S. Ho and
+J. Schneider (2015). Fast function to function regression. *AISTATS*."""
+
+
 class _ProjectionBase(FunctionalBaseline):
     """Output side of 1BE/3BE: coefficients of the (centred) responses on an output dictionary."""
 
-    dictionary: Any
-    integration: str
+    def __init__(self, dictionary: str | Dictionary = "auto", lam: float = 1e-3, center: bool = True,
+                 integration: str = "auto", domain: tuple[float, float] | None = None,
+                 interpolate_inputs: bool = False) -> None:
+        """The parameters of the output side and the data handling, shared by 1BE and 3BE."""
+        super().__init__(center, domain, interpolate_inputs)
+        self.dictionary = dictionary
+        self.lam = lam
+        self.integration = integration
+
+    def _check_params(self) -> None:
+        check_number(self.lam, "lam")
 
     def _output_coefficients(self, obs: Observations, domain: tuple[float, float]) -> np.ndarray:
-        if isinstance(self.dictionary, str) and self.dictionary == "auto":
-            few = np.unique(obs.location).size <= 21
-            dic = (PiecewiseLinear() if few else Fourier(10)).fit(obs, domain=domain)
-        else:
-            dic = make_dictionary(self.dictionary).fit(obs, domain=domain)
+        dic = output_dictionary(self.dictionary, obs.location).fit(obs, domain=domain)
         weights, self.integration_ = integration_weights(obs, domain, self.integration)
         phi = dic.evaluate(obs.grid if obs.grid is not None else obs.location)
         self.dictionary_ = dic
@@ -80,6 +95,7 @@ class _ProjectionBase(FunctionalBaseline):
         return _solve_gram(self.nu_, self.gram_)
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC, references=OLIVA_REFERENCES)
 class OneBasisEstimator(_ProjectionBase):
     """1BE: kernel ridge regressions of the output basis coefficients on the inputs.
 
@@ -107,13 +123,9 @@ class OneBasisEstimator(_ProjectionBase):
     center : bool, default True
     integration : {"auto", "quadrature", "plugin"}
         See :func:`fdakpl.estimators.kpl.integration_weights`.
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
-    References
-    ----------
-    J. Oliva, W. Neiswanger, B. Póczos, E. Xing, H. Trac, S. Ho and
-    J. Schneider (2015). Fast function to function regression. *AISTATS*.
+    %(references)s
 
     Examples
     --------
@@ -130,21 +142,12 @@ class OneBasisEstimator(_ProjectionBase):
     def __init__(self, dictionary: str | Dictionary = "auto", kernel: Kernel | None = None, lam: float = 1e-3,
                  center: bool = True, integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
-        self.dictionary = dictionary
+        super().__init__(dictionary, lam, center, integration, domain, interpolate_inputs)
         self.kernel = kernel
-        self.lam = lam
-        self.center = center
-        self.integration = integration
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
-
-    def _kernel(self) -> Kernel:
-        return Gaussian(1.0) if self.kernel is None else self.kernel
 
     def _check_params(self) -> None:
-        check_number(self.lam, "lam")
-        if not isinstance(self._kernel(), Kernel):
-            raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
+        super()._check_params()
+        self._kernel()
 
     def _fit(self, Xv: Any, Xw: Any, obs: Observations, domain: tuple[float, float]) -> None:
         C = self._output_coefficients(obs, domain)
@@ -167,6 +170,7 @@ class OneBasisEstimator(_ProjectionBase):
         return np.stack([KnU @ (UtC / (s + n * lam)[:, None]) @ phi for lam in lams])
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC, references=OLIVA_REFERENCES)
 class TripleBasisEstimator(_ProjectionBase):
     """3BE: basis coefficients in and out, random-feature ridge regression in between.
 
@@ -188,17 +192,18 @@ class TripleBasisEstimator(_ProjectionBase):
         Input family (``"auto"``: Fourier with 10 frequencies).
     dictionary : str or Dictionary, default "auto"
         Output family (``"auto"``: as for :class:`OneBasisEstimator`).
-    n_features : int, default 200
-        Number ``J`` of random Fourier features.
+    n_components : int, default 200
+        Number ``J`` of random Fourier features on the input side (scikit-learn's name, as for
+        :class:`~fdakpl.RandomFourierFeatures`).
     sigma : float, default 1.0
         Scale of the approximated Gaussian kernel on input coefficients.
     lam : float, default 1e-3
-    random_state : int or numpy.random.Generator, optional
-        Seed of the random features.
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the random features; the default 0 gives the same fit on every run, ``None``
+        draws fresh randomness.
     center : bool, default True
     integration : {"auto", "quadrature", "plugin"}
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
     Attributes
     ----------
@@ -206,17 +211,14 @@ class TripleBasisEstimator(_ProjectionBase):
     omega_, offset_ : random feature frequencies ``(c, J)`` and phases ``(J,)``
     weights_ : numpy.ndarray, shape (J, d)
 
-    References
-    ----------
-    J. Oliva, W. Neiswanger, B. Póczos, E. Xing, H. Trac, S. Ho and
-    J. Schneider (2015). Fast function to function regression. *AISTATS*.
+    %(references)s
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> a = rng.uniform(-1, 1, size=(30, 1)); s = np.linspace(0, 1, 50)
     >>> X = a * np.sin(2 * np.pi * s); Y = a**2 * np.cos(np.pi * s)
-    >>> m = TripleBasisEstimator(Fourier(3), Fourier(3), n_features=50, sigma=1.0, random_state=0)
+    >>> m = TripleBasisEstimator(Fourier(3), Fourier(3), n_components=50, sigma=1.0)
     >>> m.fit(X, Y).predict(X[:2]).shape
     (2, 50)
     """
@@ -224,24 +226,19 @@ class TripleBasisEstimator(_ProjectionBase):
     _method = "3BE"
 
     def __init__(self, input_dictionary: str | Dictionary = "auto", dictionary: str | Dictionary = "auto",
-                 n_features: int = 200, sigma: float = 1.0, lam: float = 1e-3, random_state: Any = None,
+                 n_components: int = 200, sigma: float = 1.0, lam: float = 1e-3, random_state: Any = 0,
                  center: bool = True, integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
+        super().__init__(dictionary, lam, center, integration, domain, interpolate_inputs)
         self.input_dictionary = input_dictionary
-        self.dictionary = dictionary
-        self.n_features = n_features
+        self.n_components = n_components
         self.sigma = sigma
-        self.lam = lam
         self.random_state = random_state
-        self.center = center
-        self.integration = integration
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
-        check_number(self.lam, "lam")
+        super()._check_params()
         check_number(self.sigma, "sigma")
-        check_int(self.n_features, "n_features")
+        check_int(self.n_components, "n_components")
 
     def _input_coefficients(self, Xv: Any, Xw: Any) -> np.ndarray:
         vals, grid, w, _ = curve_inputs(Xv, Xw, self.input_spec_, self._method)
@@ -255,7 +252,7 @@ class TripleBasisEstimator(_ProjectionBase):
         beta = self._input_coefficients(Xv, Xw)
         C = self._output_coefficients(obs, domain)
         rng = np.random.default_rng(self.random_state)
-        J = int(self.n_features)
+        J = int(self.n_components)
         self.omega_ = rng.normal(0.0, 1.0 / float(self.sigma), size=(beta.shape[1], J))
         self.offset_ = rng.uniform(0.0, 2.0 * np.pi, size=J)
         R = random_fourier_features(beta, self.omega_, self.offset_)

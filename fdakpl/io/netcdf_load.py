@@ -38,6 +38,7 @@ from .netcdf_format import (
     normalise_name,
     registry,
     renamed_coefficients,
+    renamed_state,
     restore_dtype,
     stored_dtype,
 )
@@ -90,8 +91,8 @@ class _Reader:
             if not isinstance(state, dict):
                 raise self.fail(f"the state of a {name} is not a mapping (corrupted file)")
             inst = cls.__new__(cls)
-            state = renamed_coefficients(name, state, self.version)  # attributes renamed since the file's format
-            inst.__dict__.update({k: self.decode(v) for k, v in state.items()})
+            state = renamed_coefficients(name, state, self.version)  # coefficients renamed in format 3
+            inst.__dict__.update(renamed_state(name, {k: self.decode(v) for k, v in state.items()}))
             self.post.append((name, inst))
             return inst
         return {k: self.decode(v) for k, v in obj.items()}
