@@ -27,31 +27,17 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .netcdf_format import (
-    FORMAT_VERSION,
-    KIND_ESTIMATOR,
-    KIND_RESULTS,
-    PREFIX,
-    STATE_VAR,
-    checksum,
-    class_name,
-    normalise_name,
-    registry,
-    renamed_coefficients,
-    renamed_state,
-    restore_dtype,
-    stored_dtype,
-)
+from . import netcdf_format as fmt
 
 __all__ = ["MAX_BYTES", "load"]
 
 
 class _Reader:
-    def __init__(self, path: Path, arrays: dict[str, np.ndarray], version: int = FORMAT_VERSION) -> None:
+    def __init__(self, path: Path, arrays: dict[str, np.ndarray], version: int = fmt.FORMAT_VERSION) -> None:
         self.path = path
         self.version = version
         self.arrays = arrays
-        self.registry = registry()
+        self.registry = fmt.registry()
         self.post: list[Any] = []
 
     def fail(self, what: str) -> ValueError:
@@ -68,9 +54,9 @@ class _Reader:
                 raise self.fail(f"the model refers to the array {name!r}, which the file lacks (corrupted file)")
             return self.arrays[name].copy()
         if "__ndarray__" in obj:
-            return np.array(obj["data"], dtype=stored_dtype(obj["__ndarray__"])).reshape(obj["shape"])
+            return np.array(obj["data"], dtype=fmt.stored_dtype(obj["__ndarray__"])).reshape(obj["shape"])
         if "__npscalar__" in obj:
-            return stored_dtype(obj["__npscalar__"]).type(obj["value"])
+            return fmt.stored_dtype(obj["__npscalar__"]).type(obj["value"])
         if "__tuple__" in obj:
             return tuple(self.decode(v) for v in obj["__tuple__"])
         if "__slice__" in obj:
@@ -82,7 +68,7 @@ class _Reader:
         if "__object__" in obj:
             name = obj["__object__"]
             if isinstance(name, str):
-                name = normalise_name(name)
+                name = fmt.normalise_name(name)
             cls = self.registry.get(name)
             if cls is None:
                 raise self.fail(f"the model refers to the class {name!r}, which is not one of fdakpl's classes; "
@@ -91,8 +77,8 @@ class _Reader:
             if not isinstance(state, dict):
                 raise self.fail(f"the state of a {name} is not a mapping (corrupted file)")
             inst = cls.__new__(cls)
-            state = renamed_coefficients(name, state, self.version)  # coefficients renamed in format 3
-            inst.__dict__.update(renamed_state(name, {k: self.decode(v) for k, v in state.items()}))
+            state = fmt.renamed_coefficients(name, state, self.version)  # coefficients renamed in format 3
+            inst.__dict__.update(fmt.renamed_state(name, {k: self.decode(v) for k, v in state.items()}))
             self.post.append((name, inst))
             return inst
         return {k: self.decode(v) for k, v in obj.items()}
@@ -195,22 +181,22 @@ def _array_refs(obj: Any, out: set[str]) -> set[str]:
 
 def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
     kind = f.attrs.get("fdakpl_format")
-    if kind not in {KIND_RESULTS, KIND_ESTIMATOR} or STATE_VAR not in f.variables:
-        raise ValueError(f"{path}: not an fdakpl model file (no 'fdakpl_format' attribute or '{STATE_VAR}' "
+    if kind not in {fmt.KIND_RESULTS, fmt.KIND_ESTIMATOR} or fmt.STATE_VAR not in f.variables:
+        raise ValueError(f"{path}: not an fdakpl model file (no 'fdakpl_format' attribute or '{fmt.STATE_VAR}' "
                          f"variable); it holds the variables {sorted(map(str, f.data_vars))[:10]}")
-    sv = f.variables[STATE_VAR]
+    sv = f.variables[fmt.STATE_VAR]
     if sv.dtype.kind not in "USO" or sv.ndim > 1 or sv.size * max(sv.dtype.itemsize, 1) > _MAX_STATE:
-        raise ValueError(f"{path}: the model description '{STATE_VAR}' is not a text of at most "
+        raise ValueError(f"{path}: the model description '{fmt.STATE_VAR}' is not a text of at most "
                          f"{_MAX_STATE} bytes (forged or corrupted file)")
     try:
         text = sv.values.item() if sv.ndim == 0 else "".join(sv.values.astype(str))
         state = json.loads(str(text))
     except (json.JSONDecodeError, ValueError, TypeError) as err:
-        raise ValueError(f"{path}: the model description '{STATE_VAR}' is not valid JSON ({err})") from None
+        raise ValueError(f"{path}: the model description '{fmt.STATE_VAR}' is not valid JSON ({err})") from None
     version = state.get("format_version") if isinstance(state, dict) else None
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if not isinstance(version, int) or version > fmt.FORMAT_VERSION:
         raise ValueError(f"{path}: written in fdakpl file format {version!r}; this fdakpl reads format "
-                         f"<= {FORMAT_VERSION}: upgrade fdakpl")
+                         f"<= {fmt.FORMAT_VERSION}: upgrade fdakpl")
     if version < 2:
         raise ValueError(f"{path}: written in fdakpl file format {version} (before scalar designs were stored as "
                          "data, so its formula would have to be evaluated); refit and save the model again with "
@@ -225,7 +211,7 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
     wanted: dict[str, str] = {}  # file variable -> what it is
     for name in sorted(_array_refs(state.get("root"), set()) | _array_refs(state.get("parsed"), set())
                        | _array_refs(info, set())):
-        if name not in f.variables or not name.startswith(PREFIX):
+        if name not in f.variables or not name.startswith(fmt.PREFIX):
             raise ValueError(f"the model refers to the array {name!r}, which the file lacks (corrupted file)")
         wanted[name] = "array"
     for name, meta in data_vars.items():
@@ -251,22 +237,23 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
             dtype = var.attrs.get("fdakpl_dtype")
             if dtype is None:
                 raise ValueError(f"variable {name!r} has no 'fdakpl_dtype' attribute (corrupted file)")
-            arrays[name] = restore_dtype(var.values, str(dtype))
+            arrays[name] = fmt.restore_dtype(var.values, str(dtype))
         else:
-            restored[what] = restore_dtype(var.values, data_vars[what]["dtype"])
+            restored[what] = fmt.restore_dtype(var.values, data_vars[what]["dtype"])
     check = dict(arrays)
     check.update({f"data:{k}": v for k, v in restored.items()})
     state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
-    if f.attrs.get("fdakpl_checksum") != checksum(state_json, check):
+    if f.attrs.get("fdakpl_checksum") != fmt.checksum(state_json, check):
         raise ValueError(f"{path}: checksum mismatch: the file was modified or corrupted after it was saved")
     reader = _Reader(path, arrays, version)
     obj = reader.decode(state["root"])
-    want = {KIND_RESULTS: "fdakpl.FunctionalRegressionResults",
-            KIND_ESTIMATOR: "fdakpl.KPLRegressor"}
-    if class_name(obj) != want[kind]:
-        raise ValueError(f"the file holds a {class_name(obj)} where a {want[kind]} belongs (forged or corrupted file)")
-    data = _rebuild_data(info, restored, reader) if kind == KIND_RESULTS else None
-    parsed = reader.decode(state.get("parsed")) if kind == KIND_RESULTS else None
+    want = {fmt.KIND_RESULTS: "fdakpl.FunctionalRegressionResults",
+            fmt.KIND_ESTIMATOR: "fdakpl.KPLRegressor"}
+    got = fmt.class_name(obj)
+    if got != want[kind]:
+        raise ValueError(f"the file holds a {got} where a {want[kind]} belongs (forged or corrupted file)")
+    data = _rebuild_data(info, restored, reader) if kind == fmt.KIND_RESULTS else None
+    parsed = reader.decode(state.get("parsed")) if kind == fmt.KIND_RESULTS else None
     _finish(obj, reader, data, parsed)
     return obj
 
@@ -326,8 +313,8 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
     """Recompute what was not stored, and check the pieces fit together."""
     for name, inst in reader.post:
         for attr, cls in _EXPECTED.get(name, {}).items():
-            if class_name(inst.__dict__.get(attr)) != cls:
-                raise reader.fail(f"the {attr} of a {name} is a {class_name(inst.__dict__.get(attr))}, not a {cls} "
+            if fmt.class_name(inst.__dict__.get(attr)) != cls:
+                raise reader.fail(f"the {attr} of a {name} is a {fmt.class_name(inst.__dict__.get(attr))}, not a {cls} "
                                   "(forged or corrupted file)")
         if name == "fdakpl.KPLRegressor":
             X, W = inst.__dict__.get("X_fit_"), inst.__dict__.get("X_weights_")
