@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy.spatial.distance import cdist
+from scipy.spatial.distance import cdist, pdist, squareform
 from sklearn.base import BaseEstimator
 
 __all__ = [
@@ -49,10 +49,18 @@ def _as_2d(X: Any, name: str) -> np.ndarray:
 
 
 def _sqdist(X: np.ndarray, Y: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    same = Y is X
     if weights is not None:
         sw = np.sqrt(np.asarray(weights, dtype=float))
-        X, Y = X * sw, Y * sw
-    return cdist(X, Y, "sqeuclidean")
+        X = X * sw
+        Y = X if same else Y * sw
+    # the distances of a set to itself: each pair once (the same numbers as cdist, half the work)
+    return squareform(pdist(X, "sqeuclidean")) if same else cdist(X, Y, "sqeuclidean")
+
+
+def _scaled(X: np.ndarray, Y: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    Xs = X / sigma
+    return Xs, (Xs if Y is X else Y / sigma)
 
 
 class Kernel(BaseEstimator):
@@ -72,7 +80,7 @@ class Kernel(BaseEstimator):
 
     def __call__(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
         Xa = _as_2d(X, "X")
-        Ya = Xa if Y is None else _as_2d(Y, "Y")
+        Ya = Xa if Y is None or Y is X else _as_2d(Y, "Y")
         if Xa.shape[1] != Ya.shape[1]:
             raise ValueError(f"X has {Xa.shape[1]} features but Y has {Ya.shape[1]}")
         if weights is not None and np.asarray(weights).shape != (Xa.shape[1],):
@@ -117,7 +125,7 @@ class Gaussian(Kernel):
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         # distances of x / sigma: no overflow or underflow of ||x - x'||^2 or sigma^2 at extreme scales
-        return np.exp(-0.5 * _sqdist(X / self.sigma, Y / self.sigma, w))
+        return np.exp(-0.5 * _sqdist(*_scaled(X, Y, self.sigma), w))
 
 
 class Laplace(Kernel):
@@ -140,7 +148,7 @@ class Laplace(Kernel):
         self.sigma = float(sigma)
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-        return np.exp(-np.sqrt(_sqdist(X / self.sigma, Y / self.sigma, w)))
+        return np.exp(-np.sqrt(_sqdist(*_scaled(X, Y, self.sigma), w)))
 
 
 class Linear(Kernel):

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from .data.functional import as_dataset, validate_functional
+from .data.prepared import PreparedInputs, PreparedResponse
+from .data.preprocessing import prepare_inputs, prepare_response
 from .data.scaling import power_of_two_scale
 from .dictionaries import BSpline, Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
@@ -251,15 +253,10 @@ class FunctionalRegression:
 
     def _estimator(self, kernel: Kernel, solver: str, lam: Any, *, loss: Any = None, dictionary: Any = None,
                    output_matrix: Any = None) -> KPLRegressor:
-        est = KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
-                           output_matrix=self.output_matrix if output_matrix is None else output_matrix, lam=lam,
-                           center=self.center, solver="eig", interpolate_inputs=self.interpolate_inputs,
-                           domain=self.domain)
-        params = est.get_params(deep=False)
-        extra: dict[str, Any] = {"loss": self.loss if loss is None else loss, "solver": solver}
-        if self.approx is not None:
-            extra["approx"] = self.approx
-        return est.set_params(**{k: v for k, v in extra.items() if k in params})
+        return KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
+                            output_matrix=self.output_matrix if output_matrix is None else output_matrix, lam=lam,
+                            center=self.center, solver=solver, interpolate_inputs=self.interpolate_inputs,
+                            domain=self.domain, loss=self.loss if loss is None else loss, approx=self.approx)
 
     def _loo_name(self) -> str:
         return "leave-one-curve-out" if self.groups is None else \
@@ -438,6 +435,9 @@ class FunctionalRegression:
         # warnings are said once, at the user's line; filled input values (the user asked for it) only
         # go into the notes, which the summary shows
         with said_once(quiet=(InterpolationWarning,)) as caught:
+            if self.approx is None:  # validated once here, handed to the estimator as arrays (not checked again)
+                Xp = PreparedInputs(*prepare_inputs(X, interpolate=self.interpolate_inputs, validated=True))
+                Yp = PreparedResponse(*prepare_response(Y, None, self.domain, validated=True))
             if self.approx is not None:
                 from .estimators.approx import fit_approx
 
@@ -466,7 +466,7 @@ class FunctionalRegression:
                 est = est0.set_params(**best, lam=lam_value)
                 edge = check_edge(grid, cv_result["best_index"][1], "cv", stacklevel=4)
                 self._warn_cv_edges(pg, best)
-                est.fit(X, Y)
+                est.fit(Xp, Yp)
             elif how in {"gcv", "loo"} and (solver == "exact_partial" or (solver == "iterative" and sparse)) \
                     and int(np.sum(observed)) <= MAX_POINTS:
                 # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path); for a robust
@@ -474,17 +474,17 @@ class FunctionalRegression:
                 # kernel widths and b are not tuned on this route
                 est = self._estimator(kernel, solver, float(grid[0]), dictionary=dictionary)
                 proxy = self._estimator(kernel, "eig", float(grid[0]), loss="square", dictionary=dictionary)
-                proxy.fit(X, Y)
+                proxy.fit(Xp, Yp)
                 criteria, lam_value, how, edge = exact_partial_choice(proxy, Y, grid, how, sparse, notes)
                 if solver == "iterative":
                     lam_value *= curvature_ratio(self.loss)
                     notes.append(f"lambda chosen by {how.upper()} of the exact partial square-loss ridge, a "
                                  f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
-                est.set_params(lam=lam_value).fit(X, Y)
+                est.set_params(lam=lam_value).fit(Xp, Yp)
             else:
                 # the closed-form square-loss ridge scores every candidate (a stand-in for other losses/solvers)
                 lams = grid if how != "fixed" else np.array([lam_value])
-                proxy = self._estimator(kernel, "eig", float(lams[0]), loss="square", dictionary=dictionary).fit(X, Y)
+                proxy = self._estimator(kernel, "eig", float(lams[0]), loss="square", dictionary=dictionary).fit(Xp, Yp)
                 tuning, kernels, output_matrix = self._tune(proxy, kernels, Y, lams, how)
                 edge = False
                 if tuning is not None:
@@ -496,7 +496,8 @@ class FunctionalRegression:
                     edge = check_edge(grid, idx, how, stacklevel=4)
                 if solver == "eig":  # square loss (routing): the stand-in is the fit
                     est = proxy
-                    set_lambda(est, lam_value)  # same as refitting: the decomposition serves every lambda
+                    if lam_value != est.lam:  # same as refitting: the decomposition serves every lambda
+                        set_lambda(est, lam_value)
                 else:
                     if how != "fixed" or tuning is not None:
                         crit = "LOO" if how in {"loo", "fixed"} else how.upper()
@@ -505,7 +506,7 @@ class FunctionalRegression:
                     if how != "fixed":  # a loss curving like c a^2 near 0 matches the square loss's fit at lambda * c
                         lam_value *= curvature_ratio(self.loss)
                     est = self._estimator(kernel, solver, lam_value, output_matrix=output_matrix,
-                                          dictionary=dictionary).fit(X, Y)
+                                          dictionary=dictionary).fit(Xp, Yp)
         notes += [str(w.message) for w in distinct(caught)]
         lam_how = {"gcv": "GCV", "loo": self._loo_name(), "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
-__all__ = ["feature_names", "label_keys", "sample_index"]
+__all__ = ["check_same_samples", "feature_names", "label_keys", "labelled_array", "sample_index"]
 
 #: the sample dimension of functional variables (re-exported by fdakpl.data.functional)
 SAMPLE = "sample"
@@ -61,3 +62,57 @@ def sample_index(da: Any) -> pd.Index:
     if SAMPLE in da.indexes:
         return da.indexes[SAMPLE]
     return pd.Index(np.asarray(da[SAMPLE].values))
+
+
+def check_same_samples(n_x: int, x_labels: Any, n_y: int, y_labels: Any, who: str = "KPL") -> None:
+    """Inputs and responses must describe the same (at least 2) samples, in the same order.
+
+    Examples
+    --------
+    >>> check_same_samples(3, None, 3, ["a", "b", "c"])
+    >>> check_same_samples(2, None, 3, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: X has 2 samples but Y has 3; they must describe the same samples
+    """
+    if n_x != n_y:
+        raise ValueError(f"X has {n_x} samples but Y has {n_y}; they must describe the same samples")
+    if x_labels is not None and y_labels is not None and not _same_labels(x_labels, y_labels):
+        raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
+                         "xr.align(X, Y, join='exact')")
+    if n_y < 2:
+        raise ValueError(f"{who} needs at least 2 samples, got n_samples = {n_y}")
+
+
+def _same_labels(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and a.dtype.kind in "iuU":
+        return a.shape == b.shape and bool(np.array_equal(a, b))  # same type: equal values, equal texts
+    return label_keys(a) == label_keys(b)
+
+
+def labelled_array(values: np.ndarray, dims: tuple[str, ...], coords: dict[str, Any], name: Any = None) -> xr.DataArray:
+    """``xr.DataArray(values, dims=dims, coords=coords, name=name)``, reusing the indexes of existing objects.
+
+    ``coords`` maps a dim to an array of labels, or to an xarray object that has that dim's indexed
+    coordinate (e.g. the Dataset the inputs came from): its coordinate and index are shared, as
+    ``ds[name]`` shares them, instead of being built again (building a pandas index of text labels costs
+    more than a prediction).
+
+    Examples
+    --------
+    >>> ds = xr.Dataset(coords={"sample": ["a", "b"]})
+    >>> labelled_array(np.zeros((2, 3)), ("sample", "t"), {"sample": ds, "t": [0.0, 0.5, 1.0]}, "y").sample.values
+    array(['a', 'b'], dtype='<U1')
+    """
+    given = {d: c for d, c in coords.items() if not (isinstance(c, (xr.Dataset, xr.DataArray)) and d in c.xindexes)}
+    built = xr.Coordinates(given) if given else None
+    variables: dict[Any, Any] = {}
+    indexes: dict[Any, Any] = {}
+    for dim, c in coords.items():
+        src = built if dim in given else c.coords
+        variables[dim] = src.variables[dim]
+        indexes[dim] = src.xindexes[dim]
+    try:  # xarray's own constructor of ds[name]: the coordinates and their indexes as they are
+        return xr.DataArray(xr.Variable(dims, values), coords=variables, name=name, indexes=indexes, fastpath=True)
+    except (TypeError, AssertionError):  # pragma: no cover - an xarray without that constructor
+        return xr.DataArray(values, dims=dims, coords=xr.Coordinates(variables, indexes=indexes), name=name)

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,8 @@ from .functional import (
     quadrature_weights,
     validate_functional,
 )
-from .labels import feature_names, label_keys, sample_index
+from .labels import check_same_samples, feature_names, sample_index
+from .prepared import PreparedInputs, PreparedResponse
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
            "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs",
@@ -62,11 +63,12 @@ def _is_curve(X: Any) -> bool:
     return loc in X.coords and np.issubdtype(X[loc].dtype, np.number)
 
 
-def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> tuple[np.ndarray, Any, InputSpec]:
+def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
+               validated: bool = False) -> tuple[np.ndarray, Any, InputSpec]:
     if _is_curve(X):
-        da = validate_functional(X, name)
+        da = X if validated else validate_functional(X, name)
         loc = location_dim(da, name)
-        grid = da[loc].values.astype(float)
+        grid = da.coords.variables[loc].values.astype(float)
         if spec is not None and spec.kind == "curve":
             if spec.grid is not None and (grid.shape != spec.grid.shape or not np.allclose(grid, spec.grid)):
                 raise ValueError(
@@ -150,14 +152,16 @@ def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, inte
 
 
 def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None = None,
-                   name: str | None = None) -> tuple[Any, Any, InputSpec, np.ndarray | None]:
+                   name: str | None = None, validated: bool = False) -> tuple[Any, Any, InputSpec, np.ndarray | None]:
     """Inputs → (values, quadrature weights, spec, sample labels).
 
     ``X`` may be an array ``(n, p)`` (vectors) or ``(n, T, q)`` (vector-valued
     curves), a functional DataArray ``(sample, location)`` (curves, L2
     geometry), or a mapping / Dataset of named terms (for :class:`~fdakpl.kernels.Product`
     and :class:`~fdakpl.kernels.Sum` kernels). With ``spec`` (from the fit),
-    new inputs are checked against the training ones.
+    new inputs are checked against the training ones. ``validated``: the curves are DataArrays
+    returned by :func:`~fdakpl.data.functional.validate_functional` (not checked again).
+    A :class:`~fdakpl.data.prepared.PreparedInputs` is returned as it is.
 
     Examples
     --------
@@ -165,6 +169,11 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
     >>> vals.shape, w, spec.kind
     ((3, 2), None, 'array')
     """
+    if isinstance(X, PreparedInputs):  # checked at the boundary (fdakpl.data.prepared): taken as it is
+        if spec is not None and X.checked_spec is not spec:
+            raise ValueError("these prepared inputs were not checked against this model's inputs; prepare them "
+                             "with prepare_inputs(..., spec=model.input_spec_), or pass the data itself")
+        return X.values, X.weights, X.spec, X.labels
     if name is None:  # messages name the user's variable: a named DataArray's name, else X
         name = str(X.name) if isinstance(X, xr.DataArray) and X.name is not None else "X"
     if sp.issparse(X):
@@ -181,7 +190,7 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
                 continue
             if not isinstance(v, xr.DataArray) and np.ndim(v) == 1:
                 v = np.asarray(v)[:, None]  # a scalar covariate term
-            a, w, s = _one_input(v, str(term), interpolate, sub)
+            a, w, s = _one_input(v, str(term), interpolate, sub, validated)
             if n is not None and a.shape[0] != n:
                 raise ValueError(f"input term {term!r} has {a.shape[0]} samples, others have {n}")
             n = a.shape[0]
@@ -193,17 +202,18 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
             if missing:
                 raise ValueError(f"new data lacks input terms {sorted(missing)}")
         return vals, ws, InputSpec("terms", None, terms=specs), labels
-    a, w, s = _one_input(X, name, interpolate, spec)
+    a, w, s = _one_input(X, name, interpolate, spec, validated)
     return a, w, s, _labels_of(X)
 
 
 def _labels_of(X: Any) -> np.ndarray | None:
-    index = None  # the object's own index: its uniqueness is cached
+    index = labels = None  # the object's own index: its uniqueness is cached
     if isinstance(X, xr.DataArray) and SAMPLE in X.dims and SAMPLE in X.coords:
         index = sample_index(X)
+        labels = np.asarray(X.coords.variables[SAMPLE].values)  # as prepare_response reads them
     elif isinstance(X, (pd.DataFrame, pd.Series)):
         index = X.index
-    labels = None if index is None else np.asarray(index)
+        labels = np.asarray(index)
     if index is not None and not index.is_unique:
         raise ValueError(f"the inputs have duplicated sample labels {index[index.duplicated()].unique()[:5].tolist()}; "
                          "labels must identify curves: relabel them")
@@ -222,15 +232,17 @@ class ResponseInfo:
     domain: tuple[float, float]
 
 
-def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
-                     name: str = "Y") -> tuple[Observations, ResponseInfo]:
+def prepare_response(Y: Any, locations: Any = None, domain: Any = None, name: str = "Y",
+                     validated: bool = False) -> tuple[Observations, ResponseInfo]:
     """Responses → (:class:`Observations`, :class:`ResponseInfo`).
 
     ``Y`` may be a dense functional DataArray (NaN = unobserved), an array
     ``(n, m)`` observed at ``locations`` (default: the midpoints
     ``(j + 0.5) / m`` of ``[0, 1]``), a 1-d array (one location), or a long
     DataFrame with columns ``sample``, ``location``, ``value`` (irregular
-    sampling).
+    sampling). ``validated``: a DataArray ``Y`` was returned by
+    :func:`~fdakpl.data.functional.validate_functional` (not checked again). A
+    :class:`~fdakpl.data.prepared.PreparedResponse` is returned as it is.
 
     Examples
     --------
@@ -239,18 +251,22 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
     (array([1, 2]), (0.0, 1.0))
     """
     domain = check_domain(domain)
+    if isinstance(Y, PreparedResponse):  # checked at the boundary (fdakpl.data.prepared)
+        if locations is not None:
+            raise ValueError(f"{name} is a prepared response, which carries its locations: pass locations=None")
+        return Y.obs, Y.info if domain is None else replace(Y.info, domain=domain)
     if isinstance(Y, pd.DataFrame):
         obs, labels = observations_from_long(Y)
         dom = domain or (float(obs.location.min()), float(obs.location.max()))
         info = ResponseInfo(Y.attrs.get("name"), Y.attrs.get("location_dim", "location"), None, labels,
                             "long", (float(dom[0]), float(dom[1])))
     elif isinstance(Y, xr.DataArray):
-        da = validate_functional(Y, name if Y.name is None else str(Y.name))
+        da = Y if validated else validate_functional(Y, name if Y.name is None else str(Y.name))
         loc = location_dim(da)
-        grid = da[loc].values.astype(float)
+        grid = da.coords.variables[loc].values.astype(float)
         obs = Observations.from_dense(da.values, grid)
         dom = domain or (float(grid[0]), float(grid[-1]))
-        labels = np.asarray(da[SAMPLE].values) if SAMPLE in da.coords else None
+        labels = np.asarray(da.coords.variables[SAMPLE].values) if SAMPLE in da.coords else None
         info = ResponseInfo(None if da.name is None else str(da.name), loc, grid, labels, "dataarray",
                             (float(dom[0]), float(dom[1])))
     else:
@@ -285,26 +301,6 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
             "ds.dropna('sample', how='all', subset=[<response>])"
         )
     return obs, info
-
-
-def check_same_samples(n_x: int, x_labels: Any, n_y: int, y_labels: Any, who: str = "KPL") -> None:
-    """Inputs and responses must describe the same (at least 2) samples, in the same order.
-
-    Examples
-    --------
-    >>> check_same_samples(3, None, 3, ["a", "b", "c"])
-    >>> check_same_samples(2, None, 3, None)
-    Traceback (most recent call last):
-    ...
-    ValueError: X has 2 samples but Y has 3; they must describe the same samples
-    """
-    if n_x != n_y:
-        raise ValueError(f"X has {n_x} samples but Y has {n_y}; they must describe the same samples")
-    if x_labels is not None and y_labels is not None and label_keys(x_labels) != label_keys(y_labels):
-        raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
-                         "xr.align(X, Y, join='exact')")
-    if n_y < 2:
-        raise ValueError(f"{who} needs at least 2 samples, got n_samples = {n_y}")
 
 
 def n_samples_of(values: Any) -> int:

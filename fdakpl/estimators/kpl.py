@@ -455,11 +455,36 @@ class KPLRegressor(FunctionalEstimator):
         at = None if at is None else check_locations(at, "at")
         if getattr(self, "approx_", None) is not None:
             return self.approx_.predict(X, at)
+        Yhat, theta, labels = self._predict(X, at)
+        return self._as_given(Yhat, theta, labels, at, add_mean=False)
+
+    def predict_array(self, X: Any, at: Any = None) -> np.ndarray:
+        """Predicted curves as a plain ``(n_new, n_locations)`` array, whatever form the training responses had.
+
+        The values of :meth:`predict` without its labels (a front end labels them once, at its edge).
+
+        Examples
+        --------
+        >>> X = np.linspace(0, 1, 10)[:, None]; Y = np.hstack([X, 2 * X])
+        >>> m = KPLRegressor(lam=1e-3).fit(X, Y)
+        >>> bool(np.array_equal(m.predict_array(X[:2]), m.predict(X[:2])))
+        True
+        """
+        at = None if at is None else check_locations(at, "at")
+        if getattr(self, "approx_", None) is not None:
+            pred = np.asarray(self.approx_.predict(X, at), dtype=float)
+            return pred[:, None] if pred.ndim == 1 else pred
+        return self._predict(X, at)[0]
+
+    def _predict(self, X: Any, at: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, Any]:
+        """Predicted curves (mean added) at ``at`` (checked) or the training grid, the locations, the labels."""
         check_is_fitted(self, "coef_")
         H, labels = self._coefficients_and_labels(X)
         theta = self.grid_ if at is None else at
         Yhat = H @ self.dictionary_.evaluate(theta).T
-        return self._as_given(Yhat, theta, labels, at)
+        if self.mean_ is not None:
+            Yhat += self.mean_(theta)[None, :]
+        return Yhat, theta, labels
 
     def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
         """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
