@@ -105,3 +105,11 @@ def test_sample_labels_compared_as_text():
         check_same_samples(2, np.array(["a", "b"]), 2, np.array(["b", "a"]))
     with pytest.raises(ValueError, match="different sample labels"):
         check_same_samples(2, np.array([1, 2]), 2, np.array([1, 3]))
+
+
+def test_sample_labels_of_mixed_types_compared_as_text():
+    texts = np.array(["a", "b"], dtype=object)
+    check_same_samples(2, texts, 2, texts.copy())
+    check_same_samples(2, np.array([1, 2], dtype=object), 2, np.array(["1", "2"], dtype=object))
+    with pytest.raises(ValueError, match="different sample labels"):  # equal as numbers, not as texts
+        check_same_samples(2, np.array([1, 2], dtype=object), 2, np.array([1.0, 2.0], dtype=object))

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .labels import SAMPLE, sample_index
+from .labels import SAMPLE, coordinate_values, sample_index
 
 __all__ = [
     "SAMPLE",
@@ -131,7 +131,7 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             f"{label!r}: location dim {loc!r} has no coordinate; assign one with "
             f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))"
         )
-    coord = np.asarray(da.coords.variables[loc].values)
+    coord = coordinate_values(da, loc)
     if coord.dtype.kind in "mM":
         unit = "np.timedelta64(1, 's')" if coord.dtype.kind == "m" else "np.timedelta64(1, 'D')"
         start = "" if coord.dtype.kind == "m" else f" - da[{loc!r}][0]"
@@ -151,7 +151,7 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
     coord = coord.astype(float)
     if not np.all(np.isfinite(coord)):
         raise ValueError(f"{label!r}: location coordinate {loc!r} has non-finite values")
-    if coord.size > 1 and np.any(np.diff(coord) <= 0):
+    if coord.size > 1 and np.any(coord[1:] <= coord[:-1]):
         raise ValueError(
             f"{label!r}: location coordinate {loc!r} is not strictly increasing; sort "
             f"it with da.sortby({loc!r}) and drop duplicated locations"
@@ -267,17 +267,17 @@ class Observations:
             raise ValueError(
                 f"dense values have shape {values.shape}; expected (n_samples, {grid.size})"
             )
-        if np.isinf(values).any():
+        mask = np.isfinite(values)  # observed: not NaN (and no infinite value)
+        if not mask.all() and np.isinf(values).any():
             raise ValueError("response has infinite values; replace them by NaN to mark them unobserved")
-        mask = ~np.isnan(values)
         rows, cols = np.nonzero(mask)
         return cls(
-            index=rows.astype(np.intp),
+            index=rows.astype(np.intp, copy=False),
             location=grid[cols],
-            value=values[rows, cols],
+            value=values[mask],  # row by row, as np.nonzero
             n_samples=values.shape[0],
             grid=grid,
-            grid_index=cols.astype(np.intp),
+            grid_index=cols.astype(np.intp, copy=False),
         )
 
     @property

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["check_same_samples", "feature_names", "label_keys", "labelled_array", "sample_index"]
+__all__ = ["check_same_samples", "coordinate_values", "feature_names", "label_keys", "labelled_array", "sample_index"]
 
 #: the sample dimension of functional variables (re-exported by fdakpl.data.functional)
 SAMPLE = "sample"
@@ -59,9 +59,28 @@ def sample_index(da: Any) -> pd.Index:
     >>> sample_index(xr.DataArray([1.0, 2.0], dims="sample", coords={"sample": ["a", "b"]})).is_unique
     True
     """
+    xindex = da.xindexes.get(SAMPLE)
+    index = getattr(xindex, "index", None)  # a PandasIndex's own pandas index (da.indexes builds every one)
+    if isinstance(index, pd.Index) and not isinstance(index, pd.MultiIndex):
+        return index
     if SAMPLE in da.indexes:
         return da.indexes[SAMPLE]
     return pd.Index(np.asarray(da[SAMPLE].values))
+
+
+def coordinate_values(da: Any, dim: str) -> np.ndarray:
+    """The values of the coordinate ``dim`` of an xarray object, read from its pandas index when it has one.
+
+    Examples
+    --------
+    >>> coordinate_values(xr.DataArray([1.0, 2.0], dims="t", coords={"t": [0.0, 0.5]}), "t")
+    array([0. , 0.5])
+    """
+    xindex = da.xindexes.get(dim)
+    index = getattr(xindex, "index", None)  # reading it through the coordinate costs more than a small fit
+    if isinstance(index, pd.Index) and index.dtype.kind in "iuf" and index.dtype == getattr(xindex, "coord_dtype", 0):
+        return index.to_numpy()
+    return np.asarray(da.coords.variables[dim].values)
 
 
 def check_same_samples(n_x: int, x_labels: Any, n_y: int, y_labels: Any, who: str = "KPL") -> None:
@@ -85,9 +104,16 @@ def check_same_samples(n_x: int, x_labels: Any, n_y: int, y_labels: Any, who: st
 
 
 def _same_labels(a: Any, b: Any) -> bool:
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and a.dtype.kind in "iuU":
-        return a.shape == b.shape and bool(np.array_equal(a, b))  # same type: equal values, equal texts
+    """Whether two sets of labels are equal as texts (:func:`label_keys`), without converting texts or equal
+    integers to texts."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b) \
+            and (_texts(a) or _texts(b) or (a.dtype == b.dtype and a.dtype.kind in "iu")):
+        return True  # equal texts, or equal integers of one type: equal as texts
     return label_keys(a) == label_keys(b)
+
+
+def _texts(a: np.ndarray) -> bool:
+    return a.dtype.kind == "U" or (a.dtype == object and all(isinstance(v, str) for v in a.flat))
 
 
 def labelled_array(values: np.ndarray, dims: tuple[str, ...], coords: dict[str, Any], name: Any = None) -> xr.DataArray:

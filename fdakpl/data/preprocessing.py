@@ -35,7 +35,7 @@ from .functional import (
     quadrature_weights,
     validate_functional,
 )
-from .labels import check_same_samples, feature_names, sample_index
+from .labels import check_same_samples, coordinate_values, feature_names, sample_index
 from .prepared import PreparedInputs, PreparedResponse
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
@@ -68,7 +68,7 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
     if _is_curve(X):
         da = X if validated else validate_functional(X, name)
         loc = location_dim(da, name)
-        grid = da.coords.variables[loc].values.astype(float)
+        grid = coordinate_values(da, loc).astype(float)
         if spec is not None and spec.kind == "curve":
             if spec.grid is not None and (grid.shape != spec.grid.shape or not np.allclose(grid, spec.grid)):
                 raise ValueError(
@@ -210,7 +210,7 @@ def _labels_of(X: Any) -> np.ndarray | None:
     index = labels = None  # the object's own index: its uniqueness is cached
     if isinstance(X, xr.DataArray) and SAMPLE in X.dims and SAMPLE in X.coords:
         index = sample_index(X)
-        labels = np.asarray(X.coords.variables[SAMPLE].values)  # as prepare_response reads them
+        labels = np.asarray(index)  # as prepare_response reads them (reading the coordinate's values costs more)
     elif isinstance(X, (pd.DataFrame, pd.Series)):
         index = X.index
         labels = np.asarray(index)
@@ -263,10 +263,10 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None, name: st
     elif isinstance(Y, xr.DataArray):
         da = Y if validated else validate_functional(Y, name if Y.name is None else str(Y.name))
         loc = location_dim(da)
-        grid = da.coords.variables[loc].values.astype(float)
+        grid = coordinate_values(da, loc).astype(float)
         obs = Observations.from_dense(da.values, grid)
         dom = domain or (float(grid[0]), float(grid[-1]))
-        labels = np.asarray(da.coords.variables[SAMPLE].values) if SAMPLE in da.coords else None
+        labels = np.asarray(sample_index(da)) if SAMPLE in da.coords else None
         info = ResponseInfo(None if da.name is None else str(da.name), loc, grid, labels, "dataarray",
                             (float(dom[0]), float(dom[1])))
     else:
@@ -452,13 +452,15 @@ class MeanFunction:
     def __init__(self, obs: Observations, domain: tuple[float, float],
                  derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
         grid = obs.grid is not None and obs.grid_index is not None  # same cells, without sorting every point
-        cells, cell_of, binned = (location_cells(obs.grid, domain, np.bincount(obs.grid_index, minlength=obs.grid.size))
-                                  if grid else location_cells(obs.location, domain))
-        cell_of = cell_of[obs.grid_index] if grid else cell_of
+        counts = np.bincount(obs.grid_index, minlength=obs.grid.size) if grid else None
+        cells, cell_of, binned = location_cells(obs.grid, domain, counts) if grid else location_cells(obs.location,
+                                                                                                      domain)
+        if grid:  # the cell of a grid point is that point, unless binned
+            cell_of = cell_of[obs.grid_index] if binned else obs.grid_index
         k = cells.size
-        self._set(cells, cell_locations(obs.value, cell_of, k, derivative),
-                  np.bincount(cell_of, minlength=k).astype(float),
-                  np.bincount(cell_of, weights=obs.location, minlength=k), binned)
+        cnt = counts if grid and not binned else np.bincount(cell_of, minlength=k)
+        self._set(cells, cell_locations(obs.value, cell_of, k, derivative), cnt.astype(float),
+                  np.bincount(cell_of, weights=obs.location, minlength=k) if binned else None, binned)
 
     @classmethod
     def from_sums(cls, grid: np.ndarray, sums: np.ndarray, counts: np.ndarray,
@@ -485,7 +487,7 @@ class MeanFunction:
         out._set(cells, vals, cnt, np.bincount(cell_of, weights=grid * counts, minlength=k), binned)
         return out
 
-    def _set(self, cells: np.ndarray, vals: np.ndarray, cnt: np.ndarray, location_sums: np.ndarray,
+    def _set(self, cells: np.ndarray, vals: np.ndarray, cnt: np.ndarray, location_sums: np.ndarray | None,
              binned: bool) -> None:
         """Store the centre from per-cell values, counts and sums of locations (bins: smoothed).
 
@@ -493,7 +495,7 @@ class MeanFunction:
         """
         ok = cnt > 0
         # a bin sits at the mean location of its points
-        cells = location_sums[ok] / cnt[ok] if binned else cells[ok]
+        cells = location_sums[ok] / cnt[ok] if binned and location_sums is not None else cells[ok]
         vals, cnt = vals[ok], cnt[ok]
         self.smoothed = False
         if binned and cells.size >= 5:
@@ -593,4 +595,6 @@ def center_responses(obs: Observations, domain: tuple[float, float], center: boo
     if not center:
         return None, obs
     mean = MeanFunction(obs, domain, derivative)
+    if obs.grid is not None and obs.grid_index is not None:  # the same numbers: points sit on grid points
+        return mean, obs.with_values(obs.value - mean(obs.grid)[obs.grid_index])
     return mean, obs.with_values(obs.value - mean(obs.location))

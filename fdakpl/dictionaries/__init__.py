@@ -22,15 +22,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import pywt
-
 from .base import Dictionary
 from .bspline import BSpline
 from .fourier import Fourier, RandomFourier
 from .fpca import FPCA
 from .learned import Learned
 from .piecewise import PiecewiseLinear
-from .wavelet import Wavelet
+from .wavelet import Wavelet, discrete_wavelets
 
 __all__ = [
     "FPCA",
@@ -91,7 +89,7 @@ def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
         kwargs["level"] = kwargs.pop("levels")
     if key in _FAMILIES:
         return _FAMILIES[key](**kwargs)
-    if key in pywt.wavelist(kind="discrete"):
+    if key in discrete_wavelets():  # built once
         return Wavelet(key, **kwargs)
     raise ValueError(
         f"unknown dictionary {spec!r}; use one of {sorted(_FAMILIES)} or a PyWavelets discrete "

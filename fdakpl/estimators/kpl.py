@@ -296,14 +296,15 @@ class KPLRegressor(FunctionalEstimator):
     def _kernel(self) -> Kernel:
         return Gaussian(1.0) if self.kernel is None else self.kernel
 
-    def _check_params(self) -> None:
-        resolve_solver(self.solver, self.loss)
+    def _check_params(self) -> tuple[str, Any]:
+        solver_loss = resolve_solver(self.solver, self.loss)
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
         check_lam(self.lam, "; choose it with fdakpl.FunctionalRegression")
         check_domain(self.domain)
         if not isinstance(self._kernel(), Kernel):
             raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
+        return solver_loss
 
     def _make_dictionary(self, obs: Observations) -> Dictionary:
         if isinstance(self.dictionary, str) and self.dictionary == "auto":
@@ -332,7 +333,7 @@ class KPLRegressor(FunctionalEstimator):
 
             return fit_approx(self, X, Y, locations)
         self.approx_ = None
-        self._check_params()
+        solver_loss = self._check_params()
         if Y is None:
             raise ValueError("KPLRegressor requires y to be passed, but the target y is None")
         Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)
@@ -350,7 +351,7 @@ class KPLRegressor(FunctionalEstimator):
         dom = info.domain
 
         # loss at the scale of the responses (unit-free parameters), then centring: one step for every loss
-        self.solver_, loss = resolve_solver(self.solver, self.loss)
+        self.solver_, loss = solver_loss
         self.response_scale_ = response_scale(obs, dom) if loss.relative else None
         self.loss_ = loss if self.response_scale_ is None else loss.at_scale(self.response_scale_)
         self.mean_, obs_c = center_responses(obs, dom, self.center,
