@@ -26,6 +26,7 @@ import numpy as np
 import xarray as xr
 
 from .data.functional import SAMPLE, as_dataset, interpolate_missing, quadrature_weights, validate_functional
+from .data.labels import coordinate_values
 from .data.prepared import PreparedInputs
 from .data.preprocessing import prepare_inputs
 from .data.scaling import power_of_two_scale
@@ -168,7 +169,8 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
     if sterms:
         exprs = list(dict.fromkeys(e for t in sterms for e in t))
         scalar = build_design(exprs, sterms, ds, lookups=lookups)
-    grids = {t: validate_functional(ds[t], t)[next(d for d in ds[t].dims if d != SAMPLE)].values for t in fterms}
+    grids = {t: coordinate_values(validate_functional(ds[t], t), next(d for d in ds.variables[t].dims if d != SAMPLE))
+             for t in fterms}
     return ParsedFormula(formula, lhs, rdim, fterms, scalar, grids)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from .data.functional import as_dataset, validate_functional
 from .data.prepared import PreparedInputs, PreparedResponse
 from .data.preprocessing import prepare_inputs, prepare_response
-from .data.scaling import power_of_two_scale
+from .data.scaling import median, power_of_two_scale
 from .dictionaries import BSpline, Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
 from .fitting import check_lam_grid, curvature_ratio, exact_partial_choice, move_to, set_lambda, sq_distances
@@ -53,8 +53,8 @@ def is_sparse(counts: np.ndarray, n_locations: int) -> bool:
     >>> is_sparse(np.array([3, 5, 8]), 16), is_sparse(np.array([55, 50, 55]), 55), is_sparse(np.array([13, 14]), 15)
     (True, False, False)
     """
-    median = float(np.median(np.asarray(counts)))
-    return bool(median < SPARSE_POINTS and median < 0.5 * n_locations)
+    mid = median(counts)
+    return bool(mid < SPARSE_POINTS and mid < 0.5 * n_locations)
 
 
 class FunctionalRegression:
@@ -283,8 +283,10 @@ class FunctionalRegression:
     def _grid_of(self, value: Any, default: np.ndarray, name: str) -> np.ndarray | None:
         if value is None:
             return None
+        if isinstance(value, str) and value == "auto":
+            return np.unique(default) if np.any(default[1:] <= default[:-1]) else default.copy()
         msg = f"{name} must be 'auto', None or a sequence of numbers > 0, got {value!r}"
-        if isinstance(value, str) and value != "auto":
+        if isinstance(value, str):
             raise ValueError(msg)
         try:
             g = np.asarray(default if isinstance(value, str) else value, dtype=float).ravel()

@@ -15,6 +15,7 @@ never see labels.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -280,10 +281,12 @@ class Observations:
             grid_index=cols.astype(np.intp, copy=False),
         )
 
-    @property
+    @functools.cached_property
     def counts(self) -> np.ndarray:
-        """Number of observed points per curve, ``m_i``."""
-        return np.bincount(self.index, minlength=self.n_samples)
+        """Number of observed points per curve, ``m_i`` (computed once; read-only)."""
+        out = np.bincount(self.index, minlength=self.n_samples)
+        out.flags.writeable = False
+        return out
 
     @property
     def fully_observed(self) -> bool:
@@ -356,7 +359,6 @@ def to_long(da: xr.DataArray, name: str | None = None) -> pd.DataFrame:
     df = pd.DataFrame({SAMPLE: labels[obs.index], "location": obs.location, "value": obs.value})
     df.attrs.update({"name": da.name, "location_dim": loc, "samples": list(labels)})
     return df
-
 
 
 def check_locations(values: Any, name: str, *, increasing: bool = False) -> np.ndarray:

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["check_same_samples", "coordinate_values", "feature_names", "label_keys", "labelled_array", "sample_index"]
+__all__ = ["check_same_samples", "coordinate_values", "feature_names", "label_keys", "labelled_array", "sample_index",
+           "samples_text"]
 
 #: the sample dimension of functional variables (re-exported by fdakpl.data.functional)
 SAMPLE = "sample"
@@ -142,3 +143,17 @@ def labelled_array(values: np.ndarray, dims: tuple[str, ...], coords: dict[str, 
         return xr.DataArray(xr.Variable(dims, values), coords=variables, name=name, indexes=indexes, fastpath=True)
     except (TypeError, AssertionError):  # pragma: no cover - an xarray without that constructor
         return xr.DataArray(values, dims=dims, coords=xr.Coordinates(variables, indexes=indexes), name=name)
+
+
+def samples_text(rows: np.ndarray, labels: np.ndarray | None, limit: int = 10) -> str:
+    """``samples ['2017_1', ...]`` by label when the data have labels, else ``samples at positions [16, ...]``.
+
+    Examples
+    --------
+    >>> samples_text(np.array([0, 2]), None), samples_text(np.array([1]), np.array(["a", "b"]))
+    ('samples at positions [0, 2]', "samples ['b']")
+    """
+    more = f" and {rows.size - limit} more" if rows.size > limit else ""
+    if labels is not None:
+        return f"samples {[str(v) for v in labels[rows[:limit]]]}{more}"
+    return f"samples at positions {rows[:limit].tolist()}{more}"

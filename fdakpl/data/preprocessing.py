@@ -35,8 +35,9 @@ from .functional import (
     quadrature_weights,
     validate_functional,
 )
-from .labels import check_same_samples, coordinate_values, feature_names, sample_index
+from .labels import check_same_samples, coordinate_values, feature_names, sample_index, samples_text
 from .prepared import PreparedInputs, PreparedResponse
+from .scaling import median
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
            "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs",
@@ -60,7 +61,7 @@ def _is_curve(X: Any) -> bool:
     if not (isinstance(X, xr.DataArray) and X.ndim == 2 and SAMPLE in X.dims):
         return False
     loc = next(d for d in X.dims if d != SAMPLE)
-    return loc in X.coords and np.issubdtype(X[loc].dtype, np.number)
+    return loc in X.coords and np.issubdtype(X.coords.variables[loc].dtype, np.number)
 
 
 def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
@@ -70,7 +71,8 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
         loc = location_dim(da, name)
         grid = coordinate_values(da, loc).astype(float)
         if spec is not None and spec.kind == "curve":
-            if spec.grid is not None and (grid.shape != spec.grid.shape or not np.allclose(grid, spec.grid)):
+            if spec.grid is not None and (grid.shape != spec.grid.shape or not (np.array_equal(grid, spec.grid)
+                                                                               or np.allclose(grid, spec.grid))):
                 raise ValueError(
                     f"{name!r} is sampled on a different grid than at fit time ({grid.size} vs "
                     f"{spec.grid.size} points); interpolate it first, e.g. "
@@ -112,7 +114,7 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
     if not np.all(np.isfinite(arr)):
         rows = np.nonzero(~np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1))[0]
         raise ValueError(
-            f"{name!r} has NaN or infinite values for {_samples_text(rows, labels)}; drop those samples, or pass "
+            f"{name!r} has NaN or infinite values for {samples_text(rows, labels)}; drop those samples, or pass "
             "interpolate_inputs=True to fill NaN by linear interpolation along the location dim"
         )
     shape = arr.shape[1:]
@@ -122,30 +124,24 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
     return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0], feature_names=names)
 
 
-def _samples_text(rows: np.ndarray, labels: np.ndarray | None, limit: int = 10) -> str:
-    """``samples ['2017_1', ...]`` by label when the data have labels, else ``samples at positions [16, ...]``."""
-    more = f" and {rows.size - limit} more" if rows.size > limit else ""
-    if labels is not None:
-        return f"samples {[str(v) for v in labels[rows[:limit]]]}{more}"
-    return f"samples at positions {rows[:limit].tolist()}{more}"
-
-
 def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, interpolate: bool,
                            labels: np.ndarray | None = None) -> np.ndarray:
+    if np.isfinite(values).all():
+        return values
     if np.isinf(values).any():
         rows = np.nonzero(np.isinf(values).reshape(values.shape[0], -1).any(axis=1))[0]
-        raise ValueError(f"{name!r} has infinite values for {_samples_text(rows, labels)}; replace them by NaN "
+        raise ValueError(f"{name!r} has infinite values for {samples_text(rows, labels)}; replace them by NaN "
                          "or drop those samples")
     if np.isnan(values).any():
         rows = np.nonzero(np.isnan(values).reshape(values.shape[0], -1).any(axis=1))[0]
         if not interpolate:
             raise ValueError(
-                f"{name!r} has NaN for {_samples_text(rows, labels)}; kernels need complete "
+                f"{name!r} has NaN for {samples_text(rows, labels)}; kernels need complete "
                 "input curves: pass interpolate_inputs=True to fill them by linear interpolation along "
                 "the location dim, or drop those samples"
             )
         n_bad = int(np.isnan(values).sum())
-        warn(f"{name!r}: filled {n_bad} missing input values of {_samples_text(rows, labels)} by linear "
+        warn(f"{name!r}: filled {n_bad} missing input values of {samples_text(rows, labels)} by linear "
              "interpolation (interpolate_inputs=True)", InterpolationWarning)
         values = interpolate_missing(values, grid, name)
     return values
@@ -358,7 +354,7 @@ def location_cells(location: np.ndarray, domain: tuple[float, float],
     else:
         uniq, inverse, per_location = location, np.arange(location.size), np.asarray(counts)
     seen = per_location[per_location > 0]
-    if seen.size and np.median(seen) >= 2:
+    if seen.size and median(seen) >= 2:
         return uniq, inverse.astype(np.intp), False
     n_bins = int(np.clip(int(seen.sum()) // 20, 2, 64))
     edges = np.linspace(domain[0], domain[1], n_bins + 1)
