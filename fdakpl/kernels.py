@@ -87,6 +87,20 @@ class Kernel(BaseEstimator):
             raise ValueError(f"weights must have shape ({Xa.shape[1]},), got {np.shape(weights)}")
         return self._matrix(Xa, Ya, weights)
 
+    def checked_matrix(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
+        """The kernel matrix of inputs already checked by :func:`fdakpl.data.preprocessing.prepare_inputs`
+        (finite float arrays, or a mapping of them per term), without checking them again.
+
+        Examples
+        --------
+        >>> X = np.array([[0.0], [1.0]])
+        >>> bool(np.array_equal(Gaussian(1.0).checked_matrix(X), Gaussian(1.0)(X)))
+        True
+        """
+        if type(self).__call__ is not Kernel.__call__ or np.ndim(X) != 2 or (Y is not None and np.ndim(Y) != 2):
+            return self(X, Y, weights)  # a kernel with its own call, or inputs that are not 2-d: the full path
+        return self._matrix(X, X if Y is None else Y, weights)
+
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
@@ -323,6 +337,18 @@ class _Combination(Kernel):
             if term not in X or term not in Y:
                 raise ValueError(f"input has no term {term!r}; it has {sorted(X)}")
             m = ker(X[term], Y[term], weights.get(term))
+            out = m if out is None else (out * m if self.op == "*" else out + m)
+        assert out is not None
+        return out
+
+    def checked_matrix(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
+        if not isinstance(X, Mapping) or (Y is not None and not isinstance(Y, Mapping)) \
+                or any(t not in X or (Y is not None and t not in Y) for t in self.kernels):
+            return self(X, Y, weights)  # the full path says what is wrong
+        weights = weights or {}
+        out = None
+        for term, ker in self.kernels.items():
+            m = ker.checked_matrix(X[term], None if Y is None else Y[term], weights.get(term))
             out = m if out is None else (out * m if self.op == "*" else out + m)
         assert out is not None
         return out

@@ -113,3 +113,22 @@ def test_sample_labels_of_mixed_types_compared_as_text():
     check_same_samples(2, np.array([1, 2], dtype=object), 2, np.array(["1", "2"], dtype=object))
     with pytest.raises(ValueError, match="different sample labels"):  # equal as numbers, not as texts
         check_same_samples(2, np.array([1, 2], dtype=object), 2, np.array([1.0, 2.0], dtype=object))
+
+
+def test_checked_kernel_matrix_is_the_checked_call(rng):
+    from fdakpl.kernels import IntegralGaussian, Linear, Sum
+
+    X, Y = rng.normal(size=(12, 4)), rng.normal(size=(5, 4))
+    w = rng.uniform(0.1, 1.0, size=4)
+    for k in (Gaussian(0.8), Laplace(1.1), Linear()):
+        assert np.array_equal(k.checked_matrix(X, None, w), k(X, None, w))
+        assert np.array_equal(k.checked_matrix(Y, X, w), k(Y, X, w))
+    terms = {"a": X, "b": X[:, :2]}
+    new = {"a": Y, "b": Y[:, :2]}
+    for k in (Product({"a": Gaussian(0.8), "b": Linear()}), Sum({"a": Gaussian(0.8), "b": Laplace(2.0)})):
+        assert np.array_equal(k.checked_matrix(terms, None, {"a": w}), k(terms, None, {"a": w}))
+        assert np.array_equal(k.checked_matrix(new, terms), k(new, terms))
+    with pytest.raises(ValueError, match="no term 'b'"):  # what is wrong is said by the full path
+        Product({"a": Gaussian(0.8), "b": Linear()}).checked_matrix({"a": X})
+    curves = rng.normal(size=(6, 3, 2))  # a kernel with its own call: the full path
+    assert np.array_equal(IntegralGaussian(1.0).checked_matrix(curves), IntegralGaussian(1.0)(curves))

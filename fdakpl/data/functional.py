@@ -265,9 +265,7 @@ class Observations:
         values = np.asarray(values, dtype=float)
         grid = np.asarray(grid, dtype=float)
         if values.ndim != 2 or values.shape[1] != grid.size:
-            raise ValueError(
-                f"dense values have shape {values.shape}; expected (n_samples, {grid.size})"
-            )
+            raise ValueError(f"dense values have shape {values.shape}; expected (n_samples, {grid.size})")
         mask = np.isfinite(values)  # observed: not NaN (and no infinite value)
         if not mask.all() and np.isinf(values).any():
             raise ValueError("response has infinite values; replace them by NaN to mark them unobserved")
@@ -320,8 +318,10 @@ class Observations:
 
     def with_values(self, value: np.ndarray) -> Observations:
         """Same points, new values."""
-        return Observations(self.index, self.location, np.asarray(value, float), self.n_samples,
-                            self.grid, self.grid_index)
+        out = Observations(self.index, self.location, np.asarray(value, float), self.n_samples, self.grid,
+                           self.grid_index)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k == "counts"})  # same points, counts
+        return out
 
 
 def to_long(da: xr.DataArray, name: str | None = None) -> pd.DataFrame:

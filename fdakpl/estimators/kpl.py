@@ -369,7 +369,7 @@ class KPLRegressor(FunctionalEstimator):
         weights, self.integration_ = integration_weights(obs_c, dom, self.integration)
         phi = dic.evaluate(obs_c.grid if obs_c.grid is not None else obs_c.location)
         N = project_observations(obs_c, phi, weights)
-        K = self._kernel()(Xv, None, Xw)
+        K = self._kernel().checked_matrix(Xv, None, Xw)  # Xv checked by prepare_inputs
         self.X_fit_, self.X_weights_ = _own(Xv), Xw  # never a view of the caller's array
         self.nu_ = N
 
@@ -436,7 +436,7 @@ class KPLRegressor(FunctionalEstimator):
     def _coefficients_and_labels(self, X: Any) -> tuple[np.ndarray, Any]:
         """Predicted coefficients and the inputs' sample labels, from one preparation of ``X``."""
         Xv, Xw, _, labels = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
-        Kn = self._kernel()(Xv, self.X_fit_, Xw)
+        Kn = self._kernel().checked_matrix(Xv, self.X_fit_, Xw)  # both checked by prepare_inputs
         return Kn @ self.coef_B_, labels
 
     def predict(self, X: Any, at: Any = None) -> Any:

@@ -86,9 +86,10 @@ def sym_sqrt(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> np.diag(h), np.diag(mh @ h)
     (array([2., 3.]), array([1., 1.]))
     """
-    if np.count_nonzero(B - np.diag(np.diag(B))) == 0:
-        d = np.diag(B)
-        return np.diag(np.sqrt(d)), np.diag(1.0 / np.sqrt(d))
+    d = np.diagonal(B)
+    if np.count_nonzero(B) == np.count_nonzero(d):  # diagonal
+        sq = np.sqrt(d)
+        return np.diag(sq), np.diag(1.0 / sq)
     w, Q = np.linalg.eigh(B)
     return (Q * np.sqrt(w)) @ Q.T, (Q / np.sqrt(w)) @ Q.T
 
