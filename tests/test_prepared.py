@@ -132,3 +132,24 @@ def test_checked_kernel_matrix_is_the_checked_call(rng):
         Product({"a": Gaussian(0.8), "b": Linear()}).checked_matrix({"a": X})
     curves = rng.normal(size=(6, 3, 2))  # a kernel with its own call: the full path
     assert np.array_equal(IntegralGaussian(1.0).checked_matrix(curves), IntegralGaussian(1.0)(curves))
+
+
+def test_validation_remembered_only_for_the_same_objects():
+    import gc
+    import weakref
+
+    from fdakpl.data.functional import validate_functional
+
+    da = xr.DataArray(np.zeros((3, 4)), dims=("sample", "t"), coords={"t": np.arange(4.0), "sample": ["a", "b", "c"]})
+    validate_functional(da, "y")
+    validate_functional(da, "y")  # found valid before: not checked again, same result
+    with pytest.raises(ValueError, match="not strictly increasing"):  # a new coordinate is checked
+        validate_functional(da.assign_coords(t=[0.0, 2.0, 1.0, 3.0]), "y")
+    with pytest.raises(ValueError, match="duplicated sample labels"):  # new labels are checked
+        validate_functional(da.assign_coords(sample=["a", "a", "c"]), "y")
+    with pytest.raises(TypeError, match="real numbers"):  # new values of another type are checked
+        validate_functional(da.copy(data=np.zeros((3, 4), dtype=complex)), "y")
+    ref = weakref.ref(da.variable.data)
+    del da
+    gc.collect()
+    assert ref() is None  # nothing is kept alive

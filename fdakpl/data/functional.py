@@ -25,6 +25,7 @@ import pandas as pd
 import xarray as xr
 
 from .labels import SAMPLE, coordinate_values, sample_index
+from .seen import remember_valid, seen_valid
 
 __all__ = [
     "SAMPLE",
@@ -122,16 +123,20 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
         )
     label = name or da.name or "variable"
     loc = location_dim(da, label)
+    if not seen_valid(da, loc):  # not the very objects found valid before (fdakpl.data.seen)
+        _check_functional(da, label, loc)
+        remember_valid(da, loc)
+    out = da if da.dims == (SAMPLE, loc) else da.transpose(SAMPLE, loc)
+    return out if out.dtype == np.float64 else out.astype(np.float64)
+
+
+def _check_functional(da: xr.DataArray, label: str, loc: str) -> None:
     if not np.issubdtype(da.dtype, np.number) or np.issubdtype(da.dtype, np.complexfloating):
-        raise TypeError(
-            f"{label!r} has dtype {da.dtype}; functional values must be real numbers "
-            f"(convert with da.astype(float))"
-        )
+        raise TypeError(f"{label!r} has dtype {da.dtype}; functional values must be real numbers (convert with "
+                        "da.astype(float))")
     if loc not in da.coords:
-        raise ValueError(
-            f"{label!r}: location dim {loc!r} has no coordinate; assign one with "
-            f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))"
-        )
+        raise ValueError(f"{label!r}: location dim {loc!r} has no coordinate; assign one with "
+                         f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))")
     coord = coordinate_values(da, loc)
     if coord.dtype.kind in "mM":
         unit = "np.timedelta64(1, 's')" if coord.dtype.kind == "m" else "np.timedelta64(1, 'D')"
@@ -141,10 +146,8 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             f"locations must be numbers in the unit you mean, e.g. "
             f"da.assign_coords({loc}={'(' if start else ''}da[{loc!r}]{start}{')' if start else ''} / {unit})")
     if not np.issubdtype(coord.dtype, np.number):
-        raise ValueError(
-            f"{label!r}: location coordinate {loc!r} has dtype {coord.dtype}; it must "
-            f"be numeric (assign numbers with da.assign_coords({loc}=...))"
-        )
+        raise ValueError(f"{label!r}: location coordinate {loc!r} has dtype {coord.dtype}; it must be numeric "
+                         f"(assign numbers with da.assign_coords({loc}=...))")
     if coord.dtype.kind in "iu" and np.unique(coord).size != np.unique(coord.astype(float)).size:
         raise ValueError(f"{label!r}: location coordinate {loc!r} has distinct integers that are equal as floats "
                          f"(beyond 2**53); subtract an offset first, e.g. da.assign_coords({loc}=da[{loc!r}] - "
@@ -153,10 +156,8 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
     if not np.all(np.isfinite(coord)):
         raise ValueError(f"{label!r}: location coordinate {loc!r} has non-finite values")
     if coord.size > 1 and np.any(coord[1:] <= coord[:-1]):
-        raise ValueError(
-            f"{label!r}: location coordinate {loc!r} is not strictly increasing; sort "
-            f"it with da.sortby({loc!r}) and drop duplicated locations"
-        )
+        raise ValueError(f"{label!r}: location coordinate {loc!r} is not strictly increasing; sort it with "
+                         f"da.sortby({loc!r}) and drop duplicated locations")
     if SAMPLE in da.coords and not sample_index(da).is_unique:
         dup = pd.Index(da[SAMPLE].values)
         shown = dup[dup.duplicated()].unique()[:5].tolist()
@@ -165,10 +166,6 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             "cross-validation and alignment use them): relabel, e.g. "
             "da.assign_coords(sample=np.arange(da.sizes['sample']))"
         )
-    out = da if da.dims == (SAMPLE, loc) else da.transpose(SAMPLE, loc)
-    if out.dtype != np.float64:
-        out = out.astype(np.float64)
-    return out
 
 
 def quadrature_weights(grid: np.ndarray, domain: tuple[float, float] | None = None) -> np.ndarray:

@@ -78,7 +78,7 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
                     f"{spec.grid.size} points); interpolate it first, e.g. "
                     f"new.interp({loc}=fitted_grid)"
                 )
-        values = _finite_or_interpolate(da.values, grid, name, interpolate, _labels_of(da))
+        values = _finite_or_interpolate(da.values, grid, name, interpolate, lambda: _labels_of(da))
         w = quadrature_weights(grid)
         return values, w, InputSpec("curve", grid.size, grid=grid, location_dim=loc)
     labels = _labels_of(X)
@@ -125,22 +125,25 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
 
 
 def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, interpolate: bool,
-                           labels: np.ndarray | None = None) -> np.ndarray:
+                           labels: Any = None) -> np.ndarray:
+    """``values``, or with NaN filled (``interpolate``); ``labels`` (or a function giving them) for messages."""
     if np.isfinite(values).all():
         return values
+    labels = labels() if callable(labels) else labels
+    nan = np.isnan(values)
     if np.isinf(values).any():
         rows = np.nonzero(np.isinf(values).reshape(values.shape[0], -1).any(axis=1))[0]
         raise ValueError(f"{name!r} has infinite values for {samples_text(rows, labels)}; replace them by NaN "
                          "or drop those samples")
-    if np.isnan(values).any():
-        rows = np.nonzero(np.isnan(values).reshape(values.shape[0], -1).any(axis=1))[0]
+    if nan.any():
+        rows = np.nonzero(nan.reshape(values.shape[0], -1).any(axis=1))[0]
         if not interpolate:
             raise ValueError(
                 f"{name!r} has NaN for {samples_text(rows, labels)}; kernels need complete "
                 "input curves: pass interpolate_inputs=True to fill them by linear interpolation along "
                 "the location dim, or drop those samples"
             )
-        n_bad = int(np.isnan(values).sum())
+        n_bad = int(np.count_nonzero(nan))
         warn(f"{name!r}: filled {n_bad} missing input values of {samples_text(rows, labels)} by linear "
              "interpolation (interpolate_inputs=True)", InterpolationWarning)
         values = interpolate_missing(values, grid, name)
