@@ -266,15 +266,14 @@ class Observations:
         mask = np.isfinite(values)  # observed: not NaN (and no infinite value)
         if not mask.all() and np.isinf(values).any():
             raise ValueError("response has infinite values; replace them by NaN to mark them unobserved")
-        rows, cols = np.nonzero(mask)
-        return cls(
-            index=rows.astype(np.intp, copy=False),
-            location=grid[cols],
-            value=values[mask],  # row by row, as np.nonzero
-            n_samples=values.shape[0],
-            grid=grid,
-            grid_index=cols.astype(np.intp, copy=False),
-        )
+        flat = np.flatnonzero(mask)  # row by row
+        rows, cols = np.divmod(flat, values.shape[1])
+        out = cls(index=rows, location=grid[cols], value=values.ravel()[flat], n_samples=values.shape[0], grid=grid,
+                  grid_index=cols)
+        counts = np.count_nonzero(mask, axis=1)
+        counts.flags.writeable = False
+        out.__dict__["counts"] = counts  # what the property computes, from the mask
+        return out
 
     @functools.cached_property
     def counts(self) -> np.ndarray:

@@ -479,7 +479,8 @@ class KPLRegressor(FunctionalEstimator):
 
     def _predict(self, X: Any, at: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, Any]:
         """Predicted curves (mean added) at ``at`` (checked) or the training grid, the locations, the labels."""
-        check_is_fitted(self, "coef_")
+        if "coef_" not in self.__dict__:
+            check_is_fitted(self, "coef_")
         H, labels = self._coefficients_and_labels(X)
         theta = self.grid_ if at is None else at
         Yhat = H @ self.dictionary_.evaluate(theta).T
