@@ -381,14 +381,14 @@ def check_locations(values: Any, name: str, *, increasing: bool = False) -> np.n
         raise TypeError(f"{name} has dtype {raw.dtype}; locations must be numbers (convert durations or dates to "
                         "numbers in the unit you mean, e.g. t / np.timedelta64(1, 's'))")
     out = np.atleast_1d(raw.astype(float))
-    bad = np.nonzero(~np.isfinite(out))[0]
-    if bad.size:
+    bad = np.nonzero(~np.isfinite(out))[0] if not np.isfinite(out).all() else ()
+    if len(bad):
         raise ValueError(f"{name} has NaN or infinite values at positions {bad[:10].tolist()}; locations must be "
                          "finite numbers")
     if raw.dtype.kind in "iu" and np.unique(raw).size != np.unique(out).size:
         raise ValueError(f"{name} has distinct integer locations that are equal as floats (beyond 2**53); "
                          "subtract an offset (e.g. the first location) or rescale them first")
-    if increasing and out.size > 1 and np.any(np.diff(out) <= 0):
+    if increasing and out.size > 1 and np.any(out[1:] <= out[:-1]):
         raise ValueError(f"{name} must be strictly increasing; sort it and drop duplicated locations")
     return out
 

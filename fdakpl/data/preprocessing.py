@@ -109,7 +109,7 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
     except TypeError as err:
         raise TypeError(f"{name!r} must be numeric; encode categories as numbers (the formula interface does "
                         f"this with C(...)): {err}") from None
-    if arr.ndim == 2 and np.isnan(arr).any() and interpolate:
+    if interpolate and arr.ndim == 2 and np.isnan(arr).any():
         arr = _finite_or_interpolate(arr, np.arange(arr.shape[1], dtype=float), name, True, labels)
     if not np.all(np.isfinite(arr)):
         rows = np.nonzero(~np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1))[0]
@@ -366,7 +366,8 @@ def location_cells(location: np.ndarray, domain: tuple[float, float],
 
 
 def cell_locations(value: np.ndarray, cell_of: np.ndarray, n_cells: int,
-                   derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+                   derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+                   counts: np.ndarray | None = None) -> np.ndarray:
     """Per-cell location of the values: the mean, or the M-estimate of a loss.
 
     With ``derivative`` (``d l(y, mu) / d mu`` of a convex loss, e.g. a
@@ -382,7 +383,7 @@ def cell_locations(value: np.ndarray, cell_of: np.ndarray, n_cells: int,
     >>> cell_locations(y, cells, 1), cell_locations(y, cells, 1, lambda y, mu: np.sign(mu - y))
     (array([21.2]), array([2.]))
     """
-    cnt = np.bincount(cell_of, minlength=n_cells)
+    cnt = np.bincount(cell_of, minlength=n_cells) if counts is None else counts  # points per cell, if known
     ok = cnt > 0
     out = np.full(n_cells, np.nan)
     out[ok] = np.bincount(cell_of, weights=value, minlength=n_cells)[ok] / cnt[ok]
@@ -458,7 +459,7 @@ class MeanFunction:
             cell_of = cell_of[obs.grid_index] if binned else obs.grid_index
         k = cells.size
         cnt = counts if grid and not binned else np.bincount(cell_of, minlength=k)
-        self._set(cells, cell_locations(obs.value, cell_of, k, derivative), cnt.astype(float),
+        self._set(cells, cell_locations(obs.value, cell_of, k, derivative, cnt), cnt.astype(float),
                   np.bincount(cell_of, weights=obs.location, minlength=k) if binned else None, binned)
 
     @classmethod
