@@ -31,41 +31,40 @@ _SEEN: OrderedDict[tuple, tuple] = OrderedDict()
 _MAX = 32
 
 
-def _key(da: Any, loc: str) -> tuple[tuple, tuple] | None:
+def _parts(da: Any, loc: str) -> tuple[Any, Any, Any] | None:
+    """The values array and the location and sample indexes of ``da``; None when it cannot be remembered."""
     xindexes = da.xindexes
     loc_index = xindexes.get(loc)
     sample_index = xindexes.get(SAMPLE)
     if loc_index is None or (sample_index is None and SAMPLE in da.coords):
         return None  # a coordinate without an index may be edited in place
-    data = da.variable.data
-    try:
-        refs = (weakref.ref(data), weakref.ref(loc_index), None if sample_index is None else weakref.ref(sample_index))
-    except TypeError:
-        return None
-    key = (id(data), type(data), getattr(data, "dtype", None), da.dims, da.shape, id(loc_index), id(sample_index))
-    return key, refs
+    return da.variable.data, loc_index, sample_index
 
 
-def _alive(refs: tuple, da: Any, loc: str) -> bool:
-    objs = (da.variable.data, da.xindexes.get(loc), da.xindexes.get(SAMPLE))
-    return all((r is None and o is None) or (r is not None and r() is o) for r, o in zip(refs, objs, strict=True))
+def _key(da: Any, parts: tuple[Any, Any, Any]) -> tuple:
+    data, loc_index, sample_index = parts
+    return id(data), type(data), getattr(data, "dtype", None), da.dims, da.shape, id(loc_index), id(sample_index)
 
 
 def seen_valid(da: Any, loc: str) -> bool:
     """Whether ``da`` (with location dim ``loc``) is made of the objects of a variable found valid before."""
-    found = _key(da, loc)
-    if found is None:
-        return False
-    refs = _SEEN.get(found[0])
-    return refs is not None and _alive(refs, da, loc)
+    parts = _parts(da, loc)
+    refs = None if parts is None else _SEEN.get(_key(da, parts))
+    return refs is not None and all((r is None and o is None) or (r is not None and r() is o)
+                                    for r, o in zip(refs, parts, strict=True))
 
 
 def remember_valid(da: Any, loc: str) -> None:
     """Remember that ``da`` was found valid (weakly: by the identity of its values array and indexes)."""
-    found = _key(da, loc)
-    if found is None:
+    parts = _parts(da, loc)
+    if parts is None:
         return
-    _SEEN[found[0]] = found[1]
-    _SEEN.move_to_end(found[0])
+    try:
+        refs = tuple(None if o is None else weakref.ref(o) for o in parts)
+    except TypeError:  # values that cannot be referenced weakly
+        return
+    key = _key(da, parts)
+    _SEEN[key] = refs
+    _SEEN.move_to_end(key)
     while len(_SEEN) > _MAX:
         _SEEN.popitem(last=False)
