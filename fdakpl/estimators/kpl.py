@@ -22,7 +22,7 @@ from ..data.preprocessing import (
 )
 from ..data.validation import check_lam
 from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..kernels import Gaussian, Identity, Kernel, check_spd, make_output_matrix
 from ..notices import warn
 from ..solvers.closed_form import (
     decompose,
@@ -361,7 +361,9 @@ class KPLRegressor(FunctionalEstimator):
         dic = self._make_dictionary(obs_c).fit(obs_c, domain=dom)
         self.dictionary_ = dic
         G = dic.gram()
-        B = check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_), "output_matrix")
+        identity = isinstance(make_output_matrix(self.output_matrix), Identity)  # B = I: nothing to check
+        B = np.eye(dic.n_atoms_) if identity else check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_),
+                                                            "output_matrix")
         self.gram_, self.B_ = G, B
         self._warn_unsupported_atoms(obs, dic)
 
@@ -376,7 +378,7 @@ class KPLRegressor(FunctionalEstimator):
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
         self.route_ = None
         if self.solver_ == "eig":
-            Bs = sym_sqrt(B)
+            Bs = (np.eye(B.shape[0]), np.eye(B.shape[0])) if identity else sym_sqrt(B)  # I^1/2 = I^-1/2 = I
             out_eigh = dic.scaled_gram_eigh(Bs[0])
             if self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eigendecomposition of K
                 self.decomposition_ = None
