@@ -309,7 +309,7 @@ class FunctionalRegression:
         terms = [t for t, k in kernels.items() if isinstance(k, Gaussian) and t not in given] if widths is not None \
             else []
         scales = np.asarray(proxy.dictionary_.scales_, dtype=float)
-        tune_b = bs is not None and self.output_matrix is None and np.ptp(scales) > 0
+        tune_b = self.output_matrix is None and bs is not None and np.ptp(scales) > 0
         if not terms and not tune_b and how == "fixed":
             return None, kernels, self.output_matrix
         obs, w, phi = centred_observations(proxy, Y)

@@ -8,14 +8,15 @@ Examples
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["check_same_samples", "coordinate_values", "feature_names", "label_keys", "labelled_array", "sample_index",
-           "samples_text"]
+__all__ = ["check_same_samples", "coordinate_values", "feature_names", "index_labels", "label_keys", "labelled_array",
+           "sample_index", "samples_text"]
 
 #: the sample dimension of functional variables (re-exported by fdakpl.data.functional)
 SAMPLE = "sample"
@@ -69,6 +70,30 @@ def sample_index(da: Any) -> pd.Index:
     return pd.Index(np.asarray(da[SAMPLE].values))
 
 
+_LAST_LABELS: list[Any] = [None, None]  # (weak reference to a pandas Index, its labels as an array)
+
+
+def index_labels(index: pd.Index) -> np.ndarray:
+    """``np.asarray(index)``, read-only; the same array for the same index object as at the last call (the
+    inputs and the response of one Dataset share their sample index: their labels are then one object).
+
+    Examples
+    --------
+    >>> i = pd.Index(["a", "b"]); index_labels(i) is index_labels(i)
+    True
+    """
+    ref, labels = _LAST_LABELS
+    if ref is not None and ref() is index:
+        return labels
+    labels = np.asarray(index).view()  # a view: read-only without touching the index's own memory
+    labels.flags.writeable = False
+    try:
+        _LAST_LABELS[:] = [weakref.ref(index), labels]
+    except TypeError:  # pragma: no cover - an index without weak references
+        pass
+    return labels
+
+
 def coordinate_values(da: Any, dim: str) -> np.ndarray:
     """The values of the coordinate ``dim`` of an xarray object, read from its pandas index when it has one.
 
@@ -107,6 +132,8 @@ def check_same_samples(n_x: int, x_labels: Any, n_y: int, y_labels: Any, who: st
 def _same_labels(a: Any, b: Any) -> bool:
     """Whether two sets of labels are equal as texts (:func:`label_keys`), without converting texts or equal
     integers to texts."""
+    if a is b:
+        return True
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b) \
             and (_texts(a) or _texts(b) or (a.dtype == b.dtype and a.dtype.kind in "iu")):
         return True  # equal texts, or equal integers of one type: equal as texts

@@ -35,7 +35,7 @@ from .functional import (
     quadrature_weights,
     validate_functional,
 )
-from .labels import check_same_samples, coordinate_values, feature_names, sample_index, samples_text
+from .labels import check_same_samples, coordinate_values, feature_names, index_labels, sample_index, samples_text
 from .prepared import PreparedInputs, PreparedResponse
 from .scaling import median
 
@@ -209,7 +209,7 @@ def _labels_of(X: Any) -> np.ndarray | None:
     index = labels = None  # the object's own index: its uniqueness is cached
     if isinstance(X, xr.DataArray) and SAMPLE in X.dims and SAMPLE in X.coords:
         index = sample_index(X)
-        labels = np.asarray(index)  # as prepare_response reads them (reading the coordinate's values costs more)
+        labels = index_labels(index)  # as prepare_response reads them (reading the coordinate's values costs more)
     elif isinstance(X, (pd.DataFrame, pd.Series)):
         index = X.index
         labels = np.asarray(index)
@@ -265,7 +265,7 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None, name: st
         grid = coordinate_values(da, loc).astype(float)
         obs = Observations.from_dense(da.values, grid)
         dom = domain or (float(grid[0]), float(grid[-1]))
-        labels = np.asarray(sample_index(da)) if SAMPLE in da.coords else None
+        labels = index_labels(sample_index(da)) if SAMPLE in da.coords else None
         info = ResponseInfo(None if da.name is None else str(da.name), loc, grid, labels, "dataarray",
                             (float(dom[0]), float(dom[1])))
     else:
