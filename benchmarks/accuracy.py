@@ -65,8 +65,8 @@ WIDTHS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 DICTIONARIES: dict[str, Any] = {  # name -> FunctionalRegression(dictionary=...) (auto = Fourier(10) on > 21 points)
     "auto": "auto",
     "fourier5": ("fourier", {"n_freqs": 5}),
-    "bspline10": ("bspline", {"n_basis": 10}),
-    "bspline20": ("bspline", {"n_basis": 20}),
+    "bspline10": ("bspline", {"n_atoms": 10}),
+    "bspline20": ("bspline", {"n_atoms": 20}),
     "db3": ("db3", {}),
 }
 MAIN = ("mean", "default", "loo", "cv", "mgcv")

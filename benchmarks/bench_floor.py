@@ -83,9 +83,9 @@ def cv_protocol(tr, floor_ms: float) -> dict:
     from threadpoolctl import threadpool_limits
 
     def run(n_jobs):
-        return FunctionalRegression("rcst ~ cca", tr, dictionary="db3", levels=4, interpolate_inputs=True, lam="cv",
+        return FunctionalRegression("rcst ~ cca", tr, dictionary="db3", level=4, interpolate_inputs=True, lam="cv",
                                     lam_grid=np.geomspace(1e-6, 1e-2, 25), cv=5, random_state=0, n_jobs=n_jobs,
-                                    param_grid={"dictionary": ["db2", "db3"], "levels": [4, 5],
+                                    param_grid={"dictionary": ["db2", "db3"], "level": [4, 5],
                                                 "b": list(np.round(np.arange(1.0, 2.01, 0.1), 2))},
                                     progress=False).fit()
 
@@ -109,7 +109,7 @@ def main() -> None:
     length = float(grid[-1] - grid[0])
     res: dict = {"machine_at_start": machine(), "setup": {"n_train": 70, "n_test": 30, "n_locations": grid.size,
                                                          "lam": LAM, "targets_ratio_to_floor": TARGETS}}
-    models = {"db3_level4_b1.5": (lambda: Wavelet("db3", level=4), 1.5, {"dictionary": "db3", "levels": 4}),
+    models = {"db3_level4_b1.5": (lambda: Wavelet("db3", level=4), 1.5, {"dictionary": "db3", "level": 4}),
               "fourier10_identity": (lambda: Fourier(10), "identity", {"dictionary": Fourier(10)})}
     for name, (make_dic, b, formula_dic) in models.items():
         est = KPLRegressor(dictionary=make_dic(), kernel=Gaussian(SIGMA), output_matrix=b, lam=LAM)

@@ -29,7 +29,7 @@ def main() -> None:
                              "numpy": np.__version__, "loadavg_at_start": os.getloadavg()}}
 
     def fit():
-        return FunctionalRegression("rcst ~ cca", ds, dictionary="db3", levels=4, interpolate_inputs=True,
+        return FunctionalRegression("rcst ~ cca", ds, dictionary="db3", level=4, interpolate_inputs=True,
                                     progress=False).fit()
 
     from threadpoolctl import threadpool_limits
@@ -49,9 +49,9 @@ def main() -> None:
     rng = np.random.default_rng(0)
     train = ds.isel(sample=np.sort(rng.permutation(100)[:70]))
     t0 = time.perf_counter()
-    r = FunctionalRegression("rcst ~ cca", train, dictionary="db3", levels=4, interpolate_inputs=True, lam="cv",
+    r = FunctionalRegression("rcst ~ cca", train, dictionary="db3", level=4, interpolate_inputs=True, lam="cv",
                              lam_grid=np.geomspace(1e-6, 1e-2, 25), cv=5, random_state=0, n_jobs=2,
-                             param_grid={"dictionary": ["db2", "db3"], "levels": [4, 5],
+                             param_grid={"dictionary": ["db2", "db3"], "level": [4, 5],
                                          "b": list(np.round(np.arange(1.0, 2.01, 0.1), 2))},
                              progress=False).fit()
     elapsed = time.perf_counter() - t0

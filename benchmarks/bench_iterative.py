@@ -96,8 +96,8 @@ def dti(res: dict) -> None:
     w, _ = integration_weights(obs, model.response_info_.domain)
     design = point_design(obs, model.dictionary_.evaluate(tr.rcst_loc.values), w)
     lams = list(np.geomspace(1e-1, 1e-5, 10))
-    t_path = _timed(lambda: kpl_iterative_path(K, B, design, lams, "logcosh(10)", progress_bar=False), 5)
-    path = kpl_iterative_path(K, B, design, lams, "logcosh(10)", progress_bar=False)
+    t_path = _timed(lambda: kpl_iterative_path(K, B, design, lams, "logcosh(10)", progress=False), 5)
+    path = kpl_iterative_path(K, B, design, lams, "logcosh(10)", progress=False)
     t_sep = _timed(lambda: [kpl_iterative(K, B, design, lam, "logcosh(10)") for lam in lams], 5)
     sep = [kpl_iterative(K, B, design, lam, "logcosh(10)") for lam in lams]
     out["lambda_path_10_logcosh10"] = {

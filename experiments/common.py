@@ -61,18 +61,18 @@ def _call_limited(fn: Callable[..., Any], item: Any) -> Any:
 
 
 def parallel_map(fn: Callable[[Any], Any], items: Iterable[Any], n_jobs: int = 2, desc: str = "",
-                 show_progress: bool = True) -> list[Any]:
+                 progress: bool | None = None) -> list[Any]:
     """``[fn(item) for item in items]`` in ``n_jobs`` loky processes with one BLAS thread each, with a bar."""
     from joblib import Parallel, delayed
 
-    from fdakpl.progress import progress
+    from fdakpl.progress import progress as progress_bar
 
     items = list(items)
     if n_jobs == 1:
-        return [_call_limited(fn, it) for it in progress(items, desc=desc, enabled=show_progress)]
+        return [_call_limited(fn, it) for it in progress_bar(items, desc=desc, enabled=progress)]
     runner = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator")
     gen = runner(delayed(_call_limited)(fn, it) for it in items)
-    return list(progress(gen, desc=desc, enabled=show_progress, total=len(items)))
+    return list(progress_bar(gen, desc=desc, enabled=progress, total=len(items)))
 
 
 def machine() -> dict[str, Any]:

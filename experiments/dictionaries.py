@@ -35,8 +35,9 @@ import numpy as np
 import pywt
 import xarray as xr
 
-from fdakpl import FPCA, Fourier, KPLRegressor, Learned, Wavelet
+from fdakpl import FPCA, Fourier, KPLRegressor, Wavelet
 from fdakpl.data.functional import Observations, quadrature_weights
+from fdakpl.dictionaries import Learned
 from fdakpl.kernels import Gaussian
 
 from .common import curve_errors, machine, paper_gaussian_sigma, parallel_map, random_splits, write_json

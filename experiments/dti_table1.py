@@ -151,12 +151,12 @@ def method_spec(name: str, g: dict[str, Any], ridge_choice: dict[str, Any] | Non
                             for s in g["tbe_sigmas"]], "lams": g["lams"], "lam_per_n": True,
                 "make": lambda c, lam: TripleBasisEstimator(
                     Wavelet(c["input"][0], level=c["input"][1]), Wavelet(c["output"][0], level=c["output"][1]),
-                    n_features=g["tbe_features"], sigma=paper_gaussian_sigma(c["sigma"]), lam=lam, random_state=567)}
+                    n_components=g["tbe_features"], sigma=paper_gaussian_sigma(c["sigma"]), lam=lam, random_state=567)}
     if name == "KAM":
         s1, s2, s3 = (paper_gaussian_sigma(s) for s in g["kam_sigmas"])
         return {"configs": [{"J": J} for J in g["kam_components"]], "lams": g["lams"], "lam_per_n": True,
                 "make": lambda c, lam: KernelAdditiveModel(Gaussian(s1), Gaussian(s2), Gaussian(s3),
-                                                           n_components=c["J"], lam=lam)}
+                                                           n_atoms=c["J"], lam=lam)}
     if name == "FKRR":
         sig = g["fkrr_sigma_in"]
         configs = [{"sigma_out": s} for s in g["fkrr_sigma_out"]]

@@ -96,13 +96,13 @@ def method_spec(name: str, kind: str, s: dict[str, Any]) -> dict[str, Any]:
                                                    solver_options=opts)}
     if name == "3BE":
         return {"configs": [{}], "lams": lams, "lam_per_n": True,
-                "make": lambda c, lam: TripleBasisEstimator(Fourier(10), Fourier(15), n_features=300,
+                "make": lambda c, lam: TripleBasisEstimator(Fourier(10), Fourier(15), n_components=300,
                                                             sigma=paper_gaussian_sigma(3.0), lam=lam,
                                                             random_state=567)}
     if name == "KAM":
         s1, s2, s3 = (paper_gaussian_sigma(v) for v in (0.2, 0.1, 2.5))
         return {"configs": [{}], "lams": lams, "lam_per_n": True,
-                "make": lambda c, lam: KernelAdditiveModel(Gaussian(s1), Gaussian(s2), Gaussian(s3), n_components=20,
+                "make": lambda c, lam: KernelAdditiveModel(Gaussian(s1), Gaussian(s2), Gaussian(s3), n_atoms=20,
                                                            lam=lam)}
     if name == "FKRR":
         return {"configs": [{}], "lams": lams, "make": lambda c, lam: FunctionalKRR(k_in, Laplace(0.5), lam=lam)}

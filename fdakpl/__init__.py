@@ -3,6 +3,13 @@
 Implements KPL from Bouche, Clausel, Roueff and d'Alché-Buc, "Nonlinear
 Functional Output Regression: A Dictionary Approach" (AISTATS 2021).
 
+The top level holds what a user of the front end writes (the model, its results, the
+estimators, kernels, dictionaries and losses one names in a call, ``save`` and ``load``);
+building blocks that are advanced or ambiguous live in their namespace: output matrices in
+:mod:`fdakpl.kernels` (``Identity``, ``Matrix``, ``ScaleDecay``), ``Learned``,
+``RandomFourier`` and ``make_dictionary`` in :mod:`fdakpl.dictionaries`, ``CustomLoss`` and
+``make_loss`` in :mod:`fdakpl.losses`.
+
 Examples
 --------
 >>> import fdakpl
@@ -13,23 +20,12 @@ True
 from . import baselines, datasets, dictionaries, kernels, losses, solvers
 from ._version import __version__
 from .diagnostics import excess_risk_bound
-from .dictionaries import FPCA, BSpline, Fourier, Learned, PiecewiseLinear, RandomFourier, Wavelet, make_dictionary
+from .dictionaries import FPCA, BSpline, Fourier, PiecewiseLinear, Wavelet
 from .estimators.approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
 from .estimators.kpl import KPLRegressor
-from .io.netcdf import load
-from .kernels import (
-    Gaussian,
-    Identity,
-    IntegralGaussian,
-    Laplace,
-    Linear,
-    Matrix,
-    Product,
-    ScaleDecay,
-    SmoothedLinear,
-    Sum,
-)
-from .losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square, make_loss
+from .io.persist import load, save
+from .kernels import Gaussian, IntegralGaussian, Laplace, Linear, Product, SmoothedLinear, Sum
+from .losses import Huber, LogCosh, PseudoHuber, Square
 from .regression import FunctionalRegression
 from .results.core import FunctionalRegressionResults
 
@@ -37,27 +33,21 @@ __all__ = [
     "FPCA",
     "ApproxKPLRegressor",
     "BSpline",
-    "CustomLoss",
     "Fourier",
     "FunctionalRegression",
     "FunctionalRegressionResults",
     "Gaussian",
     "Huber",
-    "Identity",
     "IntegralGaussian",
     "KPLRegressor",
     "Laplace",
-    "Learned",
     "Linear",
     "LogCosh",
-    "Matrix",
     "Nystroem",
     "PiecewiseLinear",
     "Product",
     "PseudoHuber",
-    "RandomFourier",
     "RandomFourierFeatures",
-    "ScaleDecay",
     "SmoothedLinear",
     "Square",
     "Sum",
@@ -70,7 +60,6 @@ __all__ = [
     "kernels",
     "load",
     "losses",
-    "make_dictionary",
-    "make_loss",
+    "save",
     "solvers",
 ]

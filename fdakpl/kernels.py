@@ -8,6 +8,15 @@ coefficients (:class:`OutputMatrix` classes).
 Curves enter kernels through their L2 geometry: for curves sampled on a grid
 with quadrature weights ``w``, ``||x - x'||^2 = sum_p w_p (x_p - x'_p)^2`` and
 ``<x, x'> = sum_p w_p x_p x'_p``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from fdakpl.kernels import Gaussian, ScaleDecay
+>>> Gaussian(1.0)(np.zeros((2, 1))).tolist()
+[[1.0, 1.0], [1.0, 1.0]]
+>>> np.diag(ScaleDecay(2.0).matrix(np.array([0, 1, 2]))).tolist()
+[1.0, 0.5, 0.25]
 """
 
 from __future__ import annotations

@@ -42,6 +42,15 @@ responses in degrees give exactly the predictions in radians times
 ``180 / pi`` for the same ``lam``. With ``relative=False`` the parameter is in
 the units of the response (the paper's convention). The solver functions
 (:mod:`fdakpl.solvers.iterative`) use a loss as it is (``scale=1`` unless set).
+
+Examples
+--------
+>>> import numpy as np
+>>> from fdakpl.losses import Square, make_loss
+>>> Square().value(np.array([1.0]), np.array([3.0]))
+array([4.])
+>>> make_loss("logcosh(5)").gamma
+5.0
 """
 
 from __future__ import annotations

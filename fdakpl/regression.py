@@ -79,8 +79,9 @@ class FunctionalRegression:
         Variables sharing the ``sample`` dim; NaN in the response = not observed.
     dictionary : str or Dictionary, default "auto"
         A :class:`~fdakpl.dictionaries.Dictionary` or a name (``"db3"``, ``"fourier"``, ``"fpca"``, ...).
-    levels : int, optional
-        Number of levels for a wavelet dictionary given by name.
+    level : int, optional
+        Number of decomposition levels of a wavelet dictionary given by name (the ``level`` of
+        :class:`~fdakpl.dictionaries.Wavelet`).
     kernel : Kernel, optional
         One kernel used for every term (default: Gaussian, median-heuristic width per term).
     kernels : mapping, optional
@@ -120,14 +121,16 @@ class FunctionalRegression:
         Folds for ``lam="cv"``.
     param_grid : mapping, optional
         Other hyper-parameters for ``lam="cv"``: ``"dictionary"`` (names or objects),
-        ``"levels"``, ``"b"`` (scale decay), ``"sigma"`` (width of every Gaussian term kernel,
+        ``"level"`` (wavelet levels), ``"b"`` (scale decay), ``"sigma"`` (width of every Gaussian term kernel,
         as a multiple of its default width when ``sigma_relative=True``), ``"gamma"`` (logcosh).
-    random_state : int, optional
-        Seed of the CV folds.
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the CV folds; the default 0 gives the same folds, hence the same fit, on every
+        run, ``None`` draws fresh randomness.
     n_jobs : int
         Processes for CV.
-    progress : bool
-        Show progress bars for long work.
+    progress : bool or None, default None
+        Show progress bars for long work; ``None`` follows the package default
+        (``FDAKPL_PROGRESS``, see :mod:`fdakpl.progress`).
     domain : (float, float), optional
         Domain of the response curves (default: the range of its coordinate).
     groups : str or array-like, optional
@@ -148,20 +151,20 @@ class FunctionalRegression:
     ('sample', 'rcst_loc')
     """
 
-    def __init__(self, formula: str, data: Any, *, dictionary: str | Dictionary = "auto", levels: int | None = None,
+    def __init__(self, formula: str, data: Any, *, dictionary: str | Dictionary = "auto", level: int | None = None,
                  kernel: Kernel | None = None, kernels: Mapping[str, Kernel] | None = None, combine: str = "product",
                  output_matrix: Any = None, lam: Any = "loo", lam_grid: Sequence[float] | None = None,
                  width_grid: Any = "auto", b_grid: Any = "auto",
                  loss: Any = "square", solver: str = "auto", center: bool = True, interpolate_inputs: bool = False,
                  cv: int = 5, param_grid: Mapping[str, Sequence[Any]] | None = None, sigma_relative: bool = True,
-                 random_state: Any = None, n_jobs: int = 2, progress: bool = True,
+                 random_state: Any = 0, n_jobs: int = 2, progress: bool | None = None,
                  domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None) -> None:
         self.formula = formula
         # a private deep copy: later edits of the user's Dataset (ds["y"] = ...) change neither the fit, nor the
         # results, nor what save() writes
         self.data = as_dataset(data).copy(deep=True)
         self.dictionary = dictionary
-        self.levels = levels
+        self.level = level
         self.kernel = kernel
         self.kernels = kernels
         self.combine = combine
@@ -199,14 +202,14 @@ class FunctionalRegression:
         return cls(formula, data, **kwargs)
 
     # ------------------------------------------------------------------ building blocks
-    def _dictionary(self, spec: Any = None, levels: int | None = None) -> Dictionary | str:
+    def _dictionary(self, spec: Any = None, level: int | None = None) -> Dictionary | str:
         spec = self.dictionary if spec is None else spec
-        levels = self.levels if levels is None else levels
+        level = self.level if level is None else level
         if isinstance(spec, Dictionary):
             return spec
         if isinstance(spec, str) and spec == "auto":
             return "auto"
-        kw = {"level": levels} if levels is not None else {}
+        kw = {"level": level} if level is not None else {}
         return make_dictionary(spec, **kw)
 
     def _term_kernels(self) -> dict[str, Kernel]:
@@ -362,11 +365,13 @@ class FunctionalRegression:
     def _cv_param_grid(self, kernels: dict[str, Kernel]) -> dict[str, list[Any]]:
         grid = dict(self.param_grid or {})
         out: dict[str, list[Any]] = {}
+        if "levels" in grid:
+            raise ValueError("param_grid key 'levels' was renamed 'level' (the name of Wavelet's parameter)")
         dics = grid.pop("dictionary", None)
-        levels = grid.pop("levels", None)
+        levels = grid.pop("level", None)
         if dics is not None or levels is not None:
             dics = dics if dics is not None else [self.dictionary]
-            levels = levels if levels is not None else [self.levels]
+            levels = levels if levels is not None else [self.level]
             out["dictionary"] = [self._dictionary(d, lv) if not isinstance(d, Dictionary) else d
                                  for d, lv in product(dics, levels)]
         if "b" in grid:
@@ -386,16 +391,16 @@ class FunctionalRegression:
         return out
 
     def _warn_cv_edges(self, pg: dict[str, list[Any]], best: dict[str, Any]) -> None:
-        """Edge warnings for the numeric hyper-parameters K-fold CV chose (levels, b, sigma, gamma)."""
+        """Edge warnings for the numeric hyper-parameters K-fold CV chose (level, b, sigma, gamma)."""
         grid = dict(self.param_grid or {})
         crit = f"{self.cv}-fold-CV"
-        keys = {"b": "output_matrix", "sigma": "kernel", "gamma": "loss", "levels": "dictionary"}
+        keys = {"b": "output_matrix", "sigma": "kernel", "gamma": "loss", "level": "dictionary"}
         for key, param in keys.items():
             if key not in grid or param not in best or len(grid[key]) < 2:
                 continue
             vals = [float(v) for v in grid[key]]
             pos = next(i for i, v in enumerate(pg[param]) if v is best[param])  # same objects as the grid's
-            if key == "levels":  # dictionaries are the product (dictionary names) x (levels)
+            if key == "level":  # dictionaries are the product (dictionary names) x (levels)
                 pos %= len(vals)
             warn_on_edge(key if key != "b" else "scale decay b", vals, pos, crit, f"param_grid={{{key!r}: [...]}}",
                          lower_is_natural=key == "b" and min(vals) <= 1.0, stacklevel=6)
@@ -462,7 +467,7 @@ class FunctionalRegression:
                 pg = self._cv_param_grid(kernels)
                 cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,
                                        random_state=self.random_state, n_jobs=self.n_jobs,
-                                       progress_bar=self.progress, groups=self._group_labels())
+                                       progress=self.progress, groups=self._group_labels())
                 best = cv_result["best_params"]
                 lam_value = cv_result["best_lam"]
                 est = est0.set_params(**best, lam=lam_value)

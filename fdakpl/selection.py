@@ -302,8 +302,8 @@ def _child_process_env() -> Iterator[None]:
 
 
 def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_grid: Mapping[str, Sequence[Any]]
-               | None = None, n_splits: int = 5, random_state: Any = None, n_jobs: int = 2,
-               progress_bar: bool = True, subset_x=None, subset_y=None,
+               | None = None, n_splits: int = 5, random_state: Any = 0, n_jobs: int = 2,
+               progress: bool | None = None, subset_x=None, subset_y=None,
                fit_params: dict[str, Any] | None = None, groups: Any = None) -> dict[str, Any]:
     """K-fold cross-validation over samples for a parameter grid, each fit serving the whole lambda path.
 
@@ -318,13 +318,16 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     param_grid : mapping name -> list of values, optional
         Other parameters of ``estimator`` (``kernel__sigma``, ``output_matrix``, ``dictionary``...).
     n_splits : int
-    random_state : int, optional
-        Seed of the fold assignment (reproducible).
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the fold assignment; the default 0 gives the same folds on every run, ``None``
+        draws fresh randomness.
     n_jobs : int
         Worker processes (joblib/loky), each limited to one BLAS thread; with fewer than
         ``PARALLEL_MIN_SAMPLES`` (500) curves the folds run in this process (one BLAS thread), where
         processes were measured not to pay.
-    progress_bar : bool
+    progress : bool or None, default None
+        Show a progress bar; ``None`` follows the package default (``FDAKPL_PROGRESS``, see
+        :mod:`fdakpl.progress`).
     subset_x, subset_y : callables ``(data, rows) -> data``, optional
         How to take rows of ``X`` and ``Y`` (defaults handle arrays,
         DataArrays, mappings of terms and long DataFrames).
@@ -347,14 +350,14 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     >>> Y = np.sin(np.outer(X[:, 0], grid))
     >>> cv = kfold_path(KPLRegressor(dictionary=Fourier(2), kernel=Gaussian(1.0)), X, Y,
     ...                 lams=[1e-4, 1e-2], param_grid={"kernel__sigma": [0.5, 2.0]},
-    ...                 n_splits=3, random_state=0, n_jobs=1, progress_bar=False)
+    ...                 n_splits=3, random_state=0, n_jobs=1, progress=False)
     >>> cv["scores"].shape
     (2, 2)
     """
     from joblib import Parallel, delayed
     from sklearn.model_selection import KFold
 
-    from .progress import progress
+    from .progress import progress as progress_bar
 
     lams = np.asarray(list(lams), dtype=float)
     subset_x = subset_x or _subset
@@ -370,7 +373,7 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
         folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.arange(n)))
     params = _param_grid(param_grid)
     tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
-    it = progress(tasks, desc="cross-validation", enabled=progress_bar, total=len(tasks))
+    it = progress_bar(tasks, desc="cross-validation", enabled=progress, total=len(tasks))
     from threadpoolctl import threadpool_limits
 
     # the rows of each fold are taken once, not once per parameter setting

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Laplace, Matrix, Product, Wavelet
+from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Laplace, Product, Wavelet
 from fdakpl.data.functional import quadrature_weights
 from fdakpl.dictionaries import FPCA
 from fdakpl.estimators.approx import (
@@ -17,6 +17,7 @@ from fdakpl.estimators.approx import (
     SufficientStats,
     primal_decompose,
 )
+from fdakpl.kernels import Matrix
 from fdakpl.selection import DEFAULT_LAMBDAS
 from fdakpl.solvers.closed_form import decompose
 

@@ -109,7 +109,7 @@ def test_one_basis_estimator_equals_plugin_kpl_with_identity(rng):
 
 def test_triple_basis_input_coefficients_and_ridge_against_sklearn(rng):
     Xda, Yda = _curves(rng, n=15, t=41, m=31)
-    m = TripleBasisEstimator(Fourier(2), Fourier(3), n_features=40, sigma=0.7, lam=1e-2, random_state=1).fit(Xda, Yda)
+    m = TripleBasisEstimator(Fourier(2), Fourier(3), n_components=40, sigma=0.7, lam=1e-2, random_state=1).fit(Xda, Yda)
     s = Xda.s.values
     f = Fourier(2, domain=(0, 1)).fit()
     beta = np.array([[trapezoid(x * f.evaluate(s)[:, l], s) for l in range(5)] for x in Xda.values])
@@ -121,7 +121,7 @@ def test_triple_basis_input_coefficients_and_ridge_against_sklearn(rng):
     expected += Yda.mean("sample").values
     np.testing.assert_allclose(m.predict(Xda).values, expected, rtol=1e-8, atol=1e-10)
     # more random features than samples switch to the dual form: same solution
-    m2 = clone(m).set_params(n_features=400).fit(Xda, Yda)
+    m2 = clone(m).set_params(n_components=400).fit(Xda, Yda)
     Z2 = random_fourier_features(m2.input_coef_, m2.omega_, m2.offset_)
     np.testing.assert_allclose(m2.weights_, Ridge(alpha=0.15, fit_intercept=False).fit(Z2, m2.nu_).coef_.T,
                                rtol=1e-7, atol=1e-9)
@@ -178,7 +178,7 @@ def test_kam_brute_force(rng, solver):
     n, t, m, J, lam = 7, 5, 6, 3, 1e-3
     Xda, Yda = _curves(rng, n=n, t=t, m=m)
     kw = dict(location_kernel=Gaussian(0.3), output_location_kernel=Gaussian(0.4), value_kernel=Gaussian(0.5))
-    model = KernelAdditiveModel(n_components=J, lam=lam, solver=solver, **kw).fit(Xda[:n], Yda[:n])
+    model = KernelAdditiveModel(n_atoms=J, lam=lam, solver=solver, **kw).fit(Xda[:n], Yda[:n])
     s, theta = Xda.s.values, Yda.theta.values
     ws, wt = _trap_w(s), _trap_w(theta)
     g = lambda a, b, sig: np.exp(-((a - b) ** 2) / (2 * sig**2))  # noqa: E731
@@ -218,18 +218,18 @@ def test_kam_brute_force(rng, solver):
 
 def test_kam_input_resampling_and_partial_responses(rng):
     Xda, Yda = _curves(rng, n=10, t=9, m=8, missing=0.25)
-    model = KernelAdditiveModel(n_components=3, lam=1e-3, input_points=17, value_kernel=Gaussian(0.5)).fit(Xda, Yda)
+    model = KernelAdditiveModel(n_atoms=3, lam=1e-3, input_points=17, value_kernel=Gaussian(0.5)).fit(Xda, Yda)
     assert model.input_grid_.size == 17 and model.X_fit_.shape == (10, 17)
     filled = _fill(Yda - model.mean_(Yda.theta.values))  # centre at the observed points, then interpolate
-    ref = KernelAdditiveModel(n_components=3, lam=1e-3, input_points=17, value_kernel=Gaussian(0.5),
+    ref = KernelAdditiveModel(n_atoms=3, lam=1e-3, input_points=17, value_kernel=Gaussian(0.5),
                               center=False).fit(Xda, filled)
     np.testing.assert_allclose(np.abs(model.scores_), np.abs(ref.scores_), rtol=1e-8, atol=1e-10)
 
 
 # --------------------------------------------------------------------------- API
 ALL = [KernelEstimator(0.5), OneBasisEstimator(),
-       TripleBasisEstimator("hat", n_features=100, sigma=3.0, random_state=0),
-       FunctionalKRR(), KernelAdditiveModel(n_components=2, value_kernel=Gaussian(0.5))]
+       TripleBasisEstimator("hat", n_components=100, sigma=3.0, random_state=0),
+       FunctionalKRR(), KernelAdditiveModel(n_atoms=2, value_kernel=Gaussian(0.5))]
 
 
 @pytest.mark.parametrize("model", ALL, ids=lambda m: type(m).__name__)
@@ -256,7 +256,7 @@ def test_curve_methods_reject_non_curve_inputs(rng):
     with pytest.raises(TypeError, match="input curves"):
         TripleBasisEstimator().fit({"a": X[:, 0], "b": X[:, 1]}, Y)
     # plain arrays are curves on the midpoints of [0, 1]
-    m = TripleBasisEstimator(Fourier(1), Fourier(1), n_features=10, random_state=0).fit(X, Y, locations=grid)
+    m = TripleBasisEstimator(Fourier(1), Fourier(1), n_components=10, random_state=0).fit(X, Y, locations=grid)
     assert m.input_coef_.shape == (10, 3)
 
 

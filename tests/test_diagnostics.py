@@ -222,7 +222,7 @@ def dti():
 
 
 def _fit(ds, formula="rcst ~ cca", **kw):
-    kw = {"dictionary": "db3", "levels": 4, "lam": 1e-3, "interpolate_inputs": True, "progress": False, **kw}
+    kw = {"dictionary": "db3", "level": 4, "lam": 1e-3, "interpolate_inputs": True, "progress": False, **kw}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return FunctionalRegression(formula, ds, **kw).fit()

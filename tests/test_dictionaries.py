@@ -139,7 +139,33 @@ def test_domain_errors():
 
 
 def test_make_dictionary_names():
-    assert isinstance(make_dictionary("db2", levels=3), Wavelet)
-    assert make_dictionary("db2", levels=3).level == 3
+    assert isinstance(make_dictionary("db2", level=3), Wavelet)
+    assert make_dictionary("db2", level=3).level == 3
+    assert make_dictionary("bspline", n_atoms=9).fit(domain=(0, 1)).n_atoms_ == 9
+    assert make_dictionary("fpca", n_atoms=4).n_atoms == 4
+    assert make_dictionary("rff", n_atoms=6).fit(domain=(0, 1)).n_atoms_ == 6
     assert isinstance(make_dictionary("fourier", n_freqs=3), Fourier)
     assert isinstance(make_dictionary("fpca"), FPCA)
+
+
+@pytest.mark.parametrize(("spec", "old", "new"), [("db2", "levels", "level"), ("bspline", "n_basis", "n_atoms"),
+                                                  ("fpca", "n_components", "n_atoms"),
+                                                  ("rff", "n_features", "n_atoms")])
+def test_make_dictionary_refuses_the_old_names_with_the_new_one(spec, old, new):
+    with pytest.raises(TypeError, match=f"{old}= was renamed {new}="):
+        make_dictionary(spec, **{old: 3})
+
+
+def test_one_size_name_per_meaning():
+    """n_atoms is the number of atoms of every dictionary that has a count of atoms (Fourier counts frequencies)."""
+    for cls, kw in ((BSpline, {}), (FPCA, {}), (RandomFourier, {"length_scale": 0.2}), (Learned, {})):
+        assert cls(n_atoms=5, **kw).get_params()["n_atoms"] == 5
+    assert BSpline(n_atoms=7, domain=(0, 1)).fit().n_atoms_ == 7
+    assert Fourier(n_freqs=3, domain=(0, 1)).fit().n_atoms_ == 7  # 2 n_freqs + 1
+
+
+def test_random_fourier_is_reproducible_by_default():
+    a, b = (RandomFourier(8, domain=(0, 1)).fit() for _ in range(2))
+    np.testing.assert_array_equal(a.omega_, b.omega_)
+    c, d = (RandomFourier(8, random_state=None, domain=(0, 1)).fit() for _ in range(2))
+    assert not np.array_equal(c.omega_, d.omega_)

@@ -7,8 +7,9 @@ import xarray as xr
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
-from fdakpl import FPCA, Fourier, Gaussian, KPLRegressor, Laplace, Learned, Product, Wavelet
+from fdakpl import FPCA, Fourier, Gaussian, KPLRegressor, Laplace, Product, Wavelet
 from fdakpl.data.functional import to_long
+from fdakpl.dictionaries import Learned
 
 from .conftest import make_problem
 

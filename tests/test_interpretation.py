@@ -4,19 +4,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from fdakpl import (
-    FunctionalRegression,
-    Gaussian,
-    IntegralGaussian,
-    Laplace,
-    Linear,
-    ScaleDecay,
-    SmoothedLinear,
-    Wavelet,
-    datasets,
-)
+from fdakpl import FunctionalRegression, Gaussian, IntegralGaussian, Laplace, Linear, SmoothedLinear, Wavelet, datasets
 from fdakpl.data.functional import quadrature_weights
-from fdakpl.kernels import grid_from_weights
+from fdakpl.kernels import ScaleDecay, grid_from_weights
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ def _spd(rng, d):
 def _setup(rng, n=12, m=15, d=5, missing=0.0, layout="auto", irregular=False, B="spd"):
     """A small problem: kernel matrix, output matrix, design of observed points."""
     X, Y, grid = make_problem(rng, n=n, m=m, missing=missing)
-    dic = BSpline(n_basis=d).fit(domain=(0.0, 1.0))
+    dic = BSpline(n_atoms=d).fit(domain=(0.0, 1.0))
     if irregular:  # curve-specific random locations, no common grid
         counts = rng.integers(4, 9, size=n)
         index = np.repeat(np.arange(n), counts)
@@ -178,7 +178,7 @@ def test_iterative_square_loss_full_data_equals_closed_form_with_matching_gram(r
 def test_path_warm_starts_and_equals_separate_fits(rng):
     K, B, design, *_ = _setup(rng, n=20, m=20, d=6, missing=0.2)
     lams = [1e-1, 1e-2, 1e-3]
-    path = kpl_iterative_path(K, B, design, lams, "logcosh(8)", tol=1e-8, progress_bar=False)
+    path = kpl_iterative_path(K, B, design, lams, "logcosh(8)", tol=1e-8, progress=False)
     for lam, res in zip(lams, path, strict=True):
         single = kpl_iterative(K, B, design, lam, "logcosh(8)", tol=1e-8)
         assert res.lam == lam and res.converged

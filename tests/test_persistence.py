@@ -21,13 +21,12 @@ from fdakpl import (
     Gaussian,
     KPLRegressor,
     Laplace,
-    Learned,
     PiecewiseLinear,
-    RandomFourier,
     Sum,
     Wavelet,
     datasets,
 )
+from fdakpl.dictionaries import Learned, RandomFourier
 from fdakpl.io.netcdf import _checksum, _restore_dtype, load, registered_classes, save
 from fdakpl.kernels import Kernel
 
@@ -71,7 +70,7 @@ def dti():
 
 @pytest.fixture(scope="module")
 def dti_results(dti):
-    return FunctionalRegression("rcst ~ cca + C(sex) + pasat", dti, dictionary="db3", levels=4, output_matrix=1.5,
+    return FunctionalRegression("rcst ~ cca + C(sex) + pasat", dti, dictionary="db3", level=4, output_matrix=1.5,
                                 progress=False).fit()
 
 
@@ -217,7 +216,7 @@ def test_user_code_is_refused_at_save(tmp_path, rng):
     X, Y, grid = _problem(rng)
     with pytest.raises(TypeError, match=r"MyKernel.*not stored"):
         KPLRegressor(dictionary=Fourier(1), kernel=MyKernel()).fit(X, Y).save(tmp_path / "k.nc")
-    custom = fdakpl.CustomLoss(lambda y, f: (y - f) ** 2, lambda y, f: 2 * (f - y))
+    custom = fdakpl.losses.CustomLoss(lambda y, f: (y - f) ** 2, lambda y, f: 2 * (f - y))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = KPLRegressor(dictionary=Fourier(1), loss=custom, solver_options={"max_iter": 5}).fit(X, Y)
@@ -640,3 +639,75 @@ def test_forged_descriptions_give_value_errors_naming_the_file(tmp_path):
         _rewrite(path, lambda f, m=mutate: _forge(f, m))
         with pytest.raises(ValueError, match=rf"forged{i}\.nc: "):
             load(path)
+
+
+# ----------------------------------------------------------------------------- files written before the 0.x renames
+def _with_old_names(obj, renames):
+    """The JSON state as fdakpl wrote it before the renames: every stored object's new parameter names replaced
+    by the old ones (``renames``: class -> {old: new}, the loader's own table)."""
+    if isinstance(obj, list):
+        return [_with_old_names(v, renames) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out = {k: _with_old_names(v, renames) for k, v in obj.items()}
+    if "__object__" in obj and isinstance(out.get("state"), dict):
+        back = {new: old for old, new in renames.get(obj["__object__"], {}).items()}
+        out["state"] = {back.get(k, k): v for k, v in out["state"].items()}
+    return out
+
+
+@pytest.mark.parametrize(("dictionary", "old"), [(BSpline(6), "n_basis"), (FPCA(3), "n_components"),
+                                                 (RandomFourier(5, length_scale=0.3), "n_features")])
+def test_estimator_saved_with_the_old_size_names_still_loads(tmp_path, rng, dictionary, old):
+    from fdakpl.io.netcdf_format import RENAMED
+
+    X, Y, grid = _problem(rng)
+    model = KPLRegressor(dictionary=dictionary, kernel=Gaussian(0.7), lam=1e-3).fit(X, Y, locations=grid)
+    path = model.save(tmp_path / "old.nc")
+    _rewrite(path, lambda ds: _forge(ds, lambda s: s.update(root=_with_old_names(s["root"], RENAMED))))
+    with xr.open_dataset(path) as f:  # the file now names the parameter as fdakpl did before
+        assert f'"{old}"' in str(f["fdakpl_state"].values) and '"n_atoms"' not in str(f["fdakpl_state"].values)
+    again = load(path)
+    assert again.dictionary.n_atoms == dictionary.n_atoms and not hasattr(again.dictionary, old)
+    assert again.dictionary_.n_atoms == dictionary.n_atoms and not hasattr(again.dictionary_, old)
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
+
+def test_results_saved_with_levels_still_load(tmp_path, dti, dti_results):
+    from fdakpl.io.netcdf_format import RENAMED
+
+    path = dti_results.save(tmp_path / "old.nc")
+
+    def old_names(state):
+        root = _with_old_names(state["root"], RENAMED)
+        assert "levels" in root["state"]["model"]["state"]  # the model's wavelet level, under its old name
+        state["root"] = root
+
+    _rewrite(path, lambda ds: _forge(ds, old_names))
+    again = load(path)
+    assert again.model.level == 4 and not hasattr(again.model, "levels")
+    np.testing.assert_array_equal(again.predict(dti).values, dti_results.predict(dti).values)
+
+
+def test_renamed_state_maps_the_cv_grid_key():
+    from fdakpl.io.netcdf_format import renamed_state
+
+    out = renamed_state("fdakpl.FunctionalRegression", {"levels": 4, "param_grid": {"levels": [3, 4], "b": [1.0]}})
+    assert out == {"level": 4, "param_grid": {"level": [3, 4], "b": [1.0]}}
+    assert renamed_state("fdakpl.Wavelet", {"level": 4}) == {"level": 4}
+
+
+def test_top_level_save_mirrors_load(tmp_path, rng, dti_results, dti):
+    X, Y, grid = _problem(rng)
+    model = KPLRegressor(dictionary=BSpline(6), lam=1e-3).fit(X, Y, locations=grid)
+    path = fdakpl.save(model, tmp_path / "m.nc")
+    assert path == tmp_path / "m.nc"
+    _same(vars(fdakpl.load(path)), vars(model))
+    res_path = fdakpl.save(dti_results, tmp_path / "r.nc", engine="scipy")
+    np.testing.assert_array_equal(fdakpl.load(res_path).predict(dti).values, dti_results.predict(dti).values)
+    (tmp_path / "x.txt").write_text("keep")
+    with pytest.raises(FileExistsError):
+        fdakpl.save(model, tmp_path / "x.txt")
+    assert fdakpl.load(fdakpl.save(model, tmp_path / "x.txt", overwrite=True)).lam == model.lam  # options reach save
+    with pytest.raises(TypeError, match=r"fdakpl\.save stores a fitted model.*ndarray"):
+        fdakpl.save(np.zeros(3), tmp_path / "a.nc")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from fdakpl import FunctionalRegression, Gaussian, KPLRegressor, Laplace, Product, ScaleDecay, Wavelet, datasets
+from fdakpl import FunctionalRegression, Gaussian, KPLRegressor, Laplace, Product, Wavelet, datasets
+from fdakpl.kernels import ScaleDecay
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,7 @@ def test_response_without_location_dim_is_refused(dti):
 
 # ----------------------------------------------------------------------------- fitting
 def test_gcv_choice_equals_refit_at_chosen_lambda(dti):
-    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, output_matrix=1.5, lam="gcv",
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", level=4, output_matrix=1.5, lam="gcv",
                                width_grid=None, interpolate_inputs=True, progress=False).fit()
     crit = res.criteria
     assert res.lam == crit.lams[np.argmin(crit.gcv)] and res.lam_how == "GCV"
@@ -133,9 +134,9 @@ def test_lambda_options(rng):
 
 
 def test_cv_over_dictionaries_and_b(dti):
-    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, lam="cv",
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", level=4, lam="cv",
                                lam_grid=np.geomspace(1e-6, 1e-2, 5), interpolate_inputs=True, random_state=0,
-                               param_grid={"dictionary": ["db2", "db3"], "levels": [4, 5], "b": [1.0, 1.5, 2.0]},
+                               param_grid={"dictionary": ["db2", "db3"], "level": [4, 5], "b": [1.0, 1.5, 2.0]},
                                n_jobs=1, progress=False).fit()
     assert res.cv_result["scores"].shape == (12, 5)
     best = res.cv_result["best_params"]
@@ -144,7 +145,7 @@ def test_cv_over_dictionaries_and_b(dti):
 
 
 def test_summary_and_html(dti):
-    res = FunctionalRegression("rcst ~ cca + C(sex)", dti, dictionary="db3", levels=4, output_matrix=1.5,
+    res = FunctionalRegression("rcst ~ cca + C(sex)", dti, dictionary="db3", level=4, output_matrix=1.5,
                                interpolate_inputs=True, progress=False).fit()
     text = str(res.summary())
     for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "plug-in", "leave-one-curve-out", "LOO score",
@@ -220,7 +221,7 @@ def test_permutation_test_result_reads_like_scipy(rng):
 
 
 def test_plot_overview(dti, tmp_path):
-    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True,
+    res = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", level=4, interpolate_inputs=True,
                                progress=False).fit()
     lo, hi, _ = res.prediction_bands(alpha=0.1)
     fig = res.plot(bands=(lo, hi))
@@ -233,13 +234,13 @@ def test_approximate_kernel_through_the_front_end(dti):
     from fdakpl import Nystroem
 
     grid = np.geomspace(1e-5, 1e-1, 9)
-    exact = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True,
+    exact = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", level=4, interpolate_inputs=True,
                                  lam=1e-3, width_grid=None, b_grid=None, progress=False).fit()
-    full = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True, lam=1e-3,
+    full = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", level=4, interpolate_inputs=True, lam=1e-3,
                                 approx=Nystroem(100, random_state=0), progress=False).fit()
     np.testing.assert_allclose(full.fitted.values, exact.fitted.values, rtol=1e-6, atol=1e-8)
     assert full.diagnostics()["R"] == pytest.approx(exact.diagnostics()["R"], rel=1e-6)
-    small = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", levels=4, interpolate_inputs=True,
+    small = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", level=4, interpolate_inputs=True,
                                  lam=grid, approx=Nystroem(30, random_state=0), progress=False).fit()
     assert small.lam in grid and "Nystr" in small.solver_reason and "Nystr" in str(small.summary())
     # coef of an approximate fit: the primal weights, one row per feature (it raised a coordinate error before)

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, ScaleDecay
+from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor
 from fdakpl.data.functional import Observations
 from fdakpl.data.integration import integration_weights
+from fdakpl.kernels import ScaleDecay
 from fdakpl.selection import check_edge, kfold_path, ridge_path
 
 from .conftest import make_problem
@@ -66,9 +67,9 @@ def test_kfold_is_reproducible_and_matches_manual_folds(rng, monkeypatch):
     X, Y, grid = make_problem(rng, n=24, m=15, missing=0.2)
     est = KPLRegressor(dictionary=Fourier(3), kernel=Gaussian(1.0))
     a = kfold_path(est, X, Y, lams=[1e-4, 1e-2], param_grid={"kernel__sigma": [0.5, 2.0]}, n_splits=4,
-                   random_state=3, n_jobs=1, progress_bar=False, fit_params={"locations": grid})
+                   random_state=3, n_jobs=1, progress=False, fit_params={"locations": grid})
     b = kfold_path(est, X, Y, lams=[1e-4, 1e-2], param_grid={"kernel__sigma": [0.5, 2.0]}, n_splits=4,
-                   random_state=3, n_jobs=2, progress_bar=False, fit_params={"locations": grid})
+                   random_state=3, n_jobs=2, progress=False, fit_params={"locations": grid})
     np.testing.assert_array_equal(a["scores"], b["scores"])  # parallel == sequential, bit for bit
     from sklearn.model_selection import KFold
 
@@ -92,5 +93,5 @@ def test_parallel_cv_survives_rpy2_environment(rng, monkeypatch):
     assert "R_HOME" in os.environ
     X, Y, grid = make_problem(rng, n=20, m=10)
     cv = kfold_path(KPLRegressor(dictionary=Fourier(2)), X, Y, lams=[1e-3], n_splits=3, random_state=0, n_jobs=2,
-                    progress_bar=False, fit_params={"locations": grid})
+                    progress=False, fit_params={"locations": grid})
     assert np.isfinite(cv["scores"]).all()

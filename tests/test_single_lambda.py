@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import fdakpl.estimators.kpl as kpl
-from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Matrix, ScaleDecay, Wavelet
-from fdakpl.kernels import check_spd
+from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Wavelet
+from fdakpl.kernels import Matrix, ScaleDecay, check_spd
 from fdakpl.solvers.closed_form import brute_force_ridge, decompose, ridge_coef, ridge_single
 
 from .conftest import make_problem

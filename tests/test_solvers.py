@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from sklearn.kernel_ridge import KernelRidge
 
-from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Matrix, ScaleDecay, Wavelet
+from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor, Wavelet
 from fdakpl.data.functional import Observations, quadrature_weights
+from fdakpl.kernels import Matrix, ScaleDecay
 from fdakpl.solvers.closed_form import brute_force_ridge, decompose, project_observations, ridge_coef, ridge_sylvester
 
 from .conftest import make_problem

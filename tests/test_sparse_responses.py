@@ -52,7 +52,7 @@ def test_front_end_on_sparse_responses_beats_the_training_mean_and_reports_its_c
         text = str(res.summary())
     assert res.solver == "exact_partial" and "sparse responses" in res.solver_reason
     assert res.estimator.dictionary_.n_atoms_ == 8 and "BSpline(8)" in res.solver_reason
-    assert "exact_partial" in text and "BSpline(n_basis=8" in text
+    assert "exact_partial" in text and "BSpline(n_atoms=8" in text
     assert np.isfinite(r2) and 0.3 < r2 < 1.0
     pred = res.estimator.predict({"x": x_test}, at=THETA).values
     centre = res.estimator.mean_(THETA)

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Learned, RandomFourier, Wavelet
+from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor, Wavelet
 from fdakpl.data.functional import Observations
+from fdakpl.dictionaries import Learned, RandomFourier
 from fdakpl.solvers.closed_form import brute_force_ridge, decompose, ridge_coef, ridge_sylvester
 
 mp = pytest.importorskip("mpmath", reason="mpmath gives the extended-precision reference")
@@ -156,7 +157,7 @@ def test_path_criteria_stay_finite_with_a_singular_gram_and_tiny_lambdas():
     ds = _near_duplicate_data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = FunctionalRegression("y ~ x", ds, dictionary="db2", levels=2, kernel=Gaussian(0.3), lam="loo",
+        res = FunctionalRegression("y ~ x", ds, dictionary="db2", level=2, kernel=Gaussian(0.3), lam="loo",
                                    lam_grid=np.geomspace(1e-12, 1e-2, 11), progress=False).fit()
     c = res.criteria
     for v in (c.train_mse, c.edf, c.loo):

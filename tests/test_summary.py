@@ -22,7 +22,7 @@ def significant_digits(token: str) -> int:
 @pytest.fixture(scope="module")
 def res():
     ds = datasets.dti_first_visits()
-    return FunctionalRegression("rcst ~ cca", data=ds, dictionary="db3", levels=4, output_matrix=1.5,
+    return FunctionalRegression("rcst ~ cca", data=ds, dictionary="db3", level=4, output_matrix=1.5,
                                 interpolate_inputs=True, progress=False).fit()
 
 

@@ -181,7 +181,7 @@ def kpl(lam, loss="square"):
 
 methods = {
     "KE": [lambda b=b: KernelEstimator(bandwidth=b, interpolate_inputs=True) for b in [0.02, 0.04, 0.08, 0.16]],
-    "3BE": [lambda lam=lam: TripleBasisEstimator("db3", Wavelet("db3", level=4), n_features=100, sigma=0.3,
+    "3BE": [lambda lam=lam: TripleBasisEstimator("db3", Wavelet("db3", level=4), n_components=100, sigma=0.3,
                                                  lam=lam, random_state=0, interpolate_inputs=True)
             for lam in lams],
     "FKRR": [lambda lam=lam, so=so: FunctionalKRR(Gaussian(sig), Laplace(so), lam=lam, interpolate_inputs=True)

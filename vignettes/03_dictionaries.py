@@ -33,9 +33,10 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 
-from fdakpl import FPCA, Fourier, FunctionalRegression, Learned, Wavelet, datasets
+from fdakpl import FPCA, Fourier, FunctionalRegression, Wavelet, datasets
 from fdakpl.data.functional import Observations, quadrature_weights
 from fdakpl.diagnostics import representation_error
+from fdakpl.dictionaries import Learned
 
 warnings.simplefilter("ignore", UserWarning)
 ds = datasets.dti_first_visits()

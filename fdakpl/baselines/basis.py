@@ -188,13 +188,15 @@ class TripleBasisEstimator(_ProjectionBase):
         Input family (``"auto"``: Fourier with 10 frequencies).
     dictionary : str or Dictionary, default "auto"
         Output family (``"auto"``: as for :class:`OneBasisEstimator`).
-    n_features : int, default 200
-        Number ``J`` of random Fourier features.
+    n_components : int, default 200
+        Number ``J`` of random Fourier features on the input side (scikit-learn's name, as for
+        :class:`~fdakpl.RandomFourierFeatures`).
     sigma : float, default 1.0
         Scale of the approximated Gaussian kernel on input coefficients.
     lam : float, default 1e-3
-    random_state : int or numpy.random.Generator, optional
-        Seed of the random features.
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the random features; the default 0 gives the same fit on every run, ``None``
+        draws fresh randomness.
     center : bool, default True
     integration : {"auto", "quadrature", "plugin"}
     domain : (float, float), optional
@@ -216,7 +218,7 @@ class TripleBasisEstimator(_ProjectionBase):
     >>> rng = np.random.default_rng(0)
     >>> a = rng.uniform(-1, 1, size=(30, 1)); s = np.linspace(0, 1, 50)
     >>> X = a * np.sin(2 * np.pi * s); Y = a**2 * np.cos(np.pi * s)
-    >>> m = TripleBasisEstimator(Fourier(3), Fourier(3), n_features=50, sigma=1.0, random_state=0)
+    >>> m = TripleBasisEstimator(Fourier(3), Fourier(3), n_components=50, sigma=1.0)
     >>> m.fit(X, Y).predict(X[:2]).shape
     (2, 50)
     """
@@ -224,12 +226,12 @@ class TripleBasisEstimator(_ProjectionBase):
     _method = "3BE"
 
     def __init__(self, input_dictionary: str | Dictionary = "auto", dictionary: str | Dictionary = "auto",
-                 n_features: int = 200, sigma: float = 1.0, lam: float = 1e-3, random_state: Any = None,
+                 n_components: int = 200, sigma: float = 1.0, lam: float = 1e-3, random_state: Any = 0,
                  center: bool = True, integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
         self.input_dictionary = input_dictionary
         self.dictionary = dictionary
-        self.n_features = n_features
+        self.n_components = n_components
         self.sigma = sigma
         self.lam = lam
         self.random_state = random_state
@@ -241,7 +243,7 @@ class TripleBasisEstimator(_ProjectionBase):
     def _check_params(self) -> None:
         check_number(self.lam, "lam")
         check_number(self.sigma, "sigma")
-        check_int(self.n_features, "n_features")
+        check_int(self.n_components, "n_components")
 
     def _input_coefficients(self, Xv: Any, Xw: Any) -> np.ndarray:
         vals, grid, w, _ = curve_inputs(Xv, Xw, self.input_spec_, self._method)
@@ -255,7 +257,7 @@ class TripleBasisEstimator(_ProjectionBase):
         beta = self._input_coefficients(Xv, Xw)
         C = self._output_coefficients(obs, domain)
         rng = np.random.default_rng(self.random_state)
-        J = int(self.n_features)
+        J = int(self.n_components)
         self.omega_ = rng.normal(0.0, 1.0 / float(self.sigma), size=(beta.shape[1], J))
         self.offset_ = rng.uniform(0.0, 2.0 * np.pi, size=J)
         R = random_fourier_features(beta, self.omega_, self.offset_)

@@ -12,7 +12,7 @@ from ..data.functional import Observations, quadrature_weights
 from ..data.validation import check_int, check_number
 from ..dictionaries import FPCA
 from ..kernels import Gaussian, Kernel
-from ..progress import progress
+from ..progress import progress as progress_bar
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
 from ._base import FunctionalBaseline, curve_inputs, responses_on_grid
 
@@ -36,7 +36,7 @@ def _gram_key(*parts: Any) -> str:
 
 
 def kam_input_gram(Xa: np.ndarray, Xb: np.ndarray, grid: np.ndarray, weights: np.ndarray, location_kernel: Kernel,
-                   value_kernel: Kernel, show_progress: bool = False, cache: bool = True) -> np.ndarray:
+                   value_kernel: Kernel, progress: bool | None = None, cache: bool = True) -> np.ndarray:
     """Input part of KAM's Gram matrix: ``int int k1(z, z') k3(x_i(z), x'_j(z')) dz dz'``.
 
     Discretised with the quadrature ``weights`` of the input ``grid``:
@@ -55,7 +55,9 @@ def kam_input_gram(Xa: np.ndarray, Xb: np.ndarray, grid: np.ndarray, weights: np
         ``k1`` on input locations.
     value_kernel : Kernel
         ``k3`` on input values.
-    show_progress : bool
+    progress : bool or None, default None
+        Show a progress bar over the rows; ``None`` follows the package default
+        (``FDAKPL_PROGRESS``, see :mod:`fdakpl.progress`).
     cache : bool, default True
         Look up and store the result in the in-memory cache.
 
@@ -79,7 +81,7 @@ def kam_input_gram(Xa: np.ndarray, Xb: np.ndarray, grid: np.ndarray, weights: np
     nb, t = Xb.shape
     flat_b = Xb.reshape(-1, 1)
     out = np.empty((Xa.shape[0], nb))
-    for i in progress(range(Xa.shape[0]), desc="KAM input Gram", enabled=show_progress):
+    for i in progress_bar(range(Xa.shape[0]), desc="KAM input Gram", enabled=progress):
         Kv = value_kernel(Xa[i][:, None], flat_b).reshape(t, nb, t)
         out[i] = np.einsum("pjq,pq->j", Kv, W1, optimize=True)
     if cache:
@@ -139,8 +141,10 @@ class KernelAdditiveModel(FunctionalBaseline):
         ``k2`` on output locations ``theta``.
     value_kernel : Kernel, default Gaussian(0.1)
         ``k3`` on input values ``x(zeta)``.
-    n_components : int, default 20
-        Number ``J`` of principal components of the responses.
+    n_atoms : int, default 20
+        Number ``J`` of principal components of the responses: the atoms of the output
+        dictionary (:class:`~fdakpl.dictionaries.FPCA`), hence fdakpl's name for a number of
+        atoms (``n_components`` counts input-side features, as in :class:`~fdakpl.Nystroem`).
     lam : float, default 1e-3
     center : bool, default True
     solver : {"eig", "sylvester"}
@@ -164,7 +168,7 @@ class KernelAdditiveModel(FunctionalBaseline):
     >>> rng = np.random.default_rng(0)
     >>> a = rng.uniform(-1, 1, size=(25, 1)); s = np.linspace(0, 1, 15)
     >>> X = a * np.sin(2 * np.pi * s); Y = a**2 * np.cos(np.pi * s) + 0.01 * rng.normal(size=(25, 15))
-    >>> m = KernelAdditiveModel(n_components=3, value_kernel=Gaussian(0.5), lam=1e-4).fit(X, Y)
+    >>> m = KernelAdditiveModel(n_atoms=3, value_kernel=Gaussian(0.5), lam=1e-4).fit(X, Y)
     >>> m.coef_.shape
     (25, 3)
     """
@@ -172,13 +176,13 @@ class KernelAdditiveModel(FunctionalBaseline):
     _method = "KAM"
 
     def __init__(self, location_kernel: Kernel | None = None, output_location_kernel: Kernel | None = None,
-                 value_kernel: Kernel | None = None, n_components: int = 20, lam: float = 1e-3, center: bool = True,
+                 value_kernel: Kernel | None = None, n_atoms: int = 20, lam: float = 1e-3, center: bool = True,
                  solver: str = "eig", input_points: int | None = None, n_grid: int = 100,
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False) -> None:
         self.location_kernel = location_kernel
         self.output_location_kernel = output_location_kernel
         self.value_kernel = value_kernel
-        self.n_components = n_components
+        self.n_atoms = n_atoms
         self.lam = lam
         self.center = center
         self.solver = solver
@@ -194,7 +198,7 @@ class KernelAdditiveModel(FunctionalBaseline):
 
     def _check_params(self) -> None:
         check_number(self.lam, "lam")
-        check_int(self.n_components, "n_components")
+        check_int(self.n_atoms, "n_atoms")
         check_int(self.n_grid, "n_grid", 2)
         if self.input_points is not None:
             check_int(self.input_points, "input_points", 2)
@@ -220,7 +224,7 @@ class KernelAdditiveModel(FunctionalBaseline):
         X = self._curves(Xv, Xw)
         grid, Y = responses_on_grid(obs, domain, self.n_grid)
         w = quadrature_weights(grid, domain)
-        fpca = FPCA(int(self.n_components)).fit(Observations.from_dense(Y, grid), domain=domain)
+        fpca = FPCA(int(self.n_atoms)).fit(Observations.from_dense(Y, grid), domain=domain)
         psi = fpca.evaluate(grid)
         C = (Y * w) @ psi
         A_in = kam_input_gram(X, X, self.input_grid_, self.input_weights_, k1, k3)

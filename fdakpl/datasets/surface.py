@@ -35,7 +35,7 @@ def true_surface(s: Any, t: Any) -> np.ndarray:
 
 
 def make_linear_surface(n: int = 100, m_in: int = 40, m_out: int = 30, noise: float = 0.1, *, fine: int = 10,
-                        random_state: Any = None) -> tuple[xr.Dataset, xr.DataArray]:
+                        random_state: Any = 0) -> tuple[xr.Dataset, xr.DataArray]:
     """Simulate ``n`` curves of the linear model with :func:`true_surface`.
 
     Parameters
@@ -49,7 +49,9 @@ def make_linear_surface(n: int = 100, m_in: int = 40, m_out: int = 30, noise: fl
         ``int x beta`` over curves and locations.
     fine : int
         The integral uses an input grid ``fine`` times finer (Brownian bridge interpolation).
-    random_state : int or Generator, optional
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the curves and noise; the default 0 gives the same result on every run, ``None``
+        draws fresh randomness.
 
     Returns
     -------

@@ -52,7 +52,7 @@ def _gp_draws_impl(theta: np.ndarray, length_scales: tuple[float, ...], rng: np.
 
 
 def make_toy(n_samples: int = 200, n_locations: int = 200, input_noise: float = 0.07, output_noise: float = 0.0,
-             length_scales: tuple[float, ...] = (0.1, 0.25, 0.1, 0.25), random_state: Any = None,
+             length_scales: tuple[float, ...] = (0.1, 0.25, 0.1, 0.25), random_state: Any = 0,
              gp_random_state: Any = 0) -> xr.Dataset:
     """The paper's toy function-to-function data.
 
@@ -77,8 +77,9 @@ def make_toy(n_samples: int = 200, n_locations: int = 200, input_noise: float = 
         Standard deviations of the observation noise.
     length_scales : tuple of float
         ``b_t`` (the paper's 0.1, 0.25, 0.1, 0.25).
-    random_state : int or numpy.random.Generator, optional
-        Seed of the samples (coefficients and noise).
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the samples (coefficients and noise); the default 0 gives the same result on every
+        run, ``None`` draws fresh randomness.
     gp_random_state : int or numpy.random.Generator, default 0
         Seed of the fixed Gaussian processes.
 
@@ -154,7 +155,7 @@ def noise_for_snr(y: Any, snr: float) -> float:
     return signal_to_noise(y, 1.0) / float(snr)
 
 
-def corrupt(ds: xr.Dataset, kind: str, level: float, random_state: Any = None, var: str = "y") -> xr.Dataset:
+def corrupt(ds: xr.Dataset, kind: str, level: float, random_state: Any = 0, var: str = "y") -> xr.Dataset:
     """Corrupt the response ``ds[var]`` as in the paper's Figure 1.
 
     Parameters
@@ -177,7 +178,9 @@ def corrupt(ds: xr.Dataset, kind: str, level: float, random_state: Any = None, v
     level : float
         A fraction in ``[0, 1]`` (``[0, 1)`` for ``"missing"``), or the noise
         standard deviation ``>= 0`` for ``"noise"``.
-    random_state : int or numpy.random.Generator, optional
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the corruption; the default 0 gives the same result on every run, ``None`` draws
+        fresh randomness.
     var : str
         Name of the response in ``ds``.
 

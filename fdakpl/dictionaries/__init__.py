@@ -16,6 +16,16 @@ dictionary here offers
 Dictionaries that depend on data (FPCA, learnt, and wavelets whose resolution
 follows the response grid) are set up by :meth:`Dictionary.fit`, which the
 estimator calls with the training responses.
+
+The size of a dictionary is ``n_atoms`` (:class:`BSpline`, :class:`FPCA`,
+:class:`RandomFourier`, :class:`Learned`), except :class:`Fourier`'s
+``n_freqs`` (``2 n_freqs + 1`` atoms) and :class:`Wavelet`'s ``level``.
+
+Examples
+--------
+>>> from fdakpl.dictionaries import BSpline, Fourier
+>>> BSpline(8, domain=(0, 1)).fit().n_atoms_, Fourier(3, domain=(0, 1)).fit().n_atoms_
+(8, 7)
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from .wavelet import Wavelet, discrete_wavelets
 
 __all__ = [
     "FPCA",
+    "RENAMED_PARAMETERS",
     "BSpline",
     "Dictionary",
     "Fourier",
@@ -42,6 +53,9 @@ __all__ = [
     "make_dictionary",
 ]
 
+
+#: size parameters renamed in 0.x (old -> new): one name per meaning across the dictionaries
+RENAMED_PARAMETERS = {"n_basis": "n_atoms", "n_components": "n_atoms", "n_features": "n_atoms", "levels": "level"}
 
 _FAMILIES: dict[str, type[Dictionary]] = {
     "fourier": Fourier,
@@ -66,8 +80,11 @@ def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
         ``"learned"``) or any PyWavelets discrete wavelet name (``"db3"``,
         ``"sym4"``, ...). A :class:`Dictionary` is returned unfitted-copied.
     **kwargs
-        Arguments of the family's constructor (``levels`` is accepted as an
-        alias of ``level`` for wavelets).
+        Arguments of the family's constructor: ``n_atoms`` (the number of atoms of
+        :class:`BSpline`, :class:`FPCA`, :class:`RandomFourier`, :class:`Learned`),
+        ``n_freqs`` (:class:`Fourier`, ``2 n_freqs + 1`` atoms), ``level`` (wavelets), ...
+        The names used before 0.x (``n_basis``, ``n_components``, ``n_features``, ``levels``)
+        are refused with the new name.
 
     Returns
     -------
@@ -75,8 +92,10 @@ def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
 
     Examples
     --------
-    >>> make_dictionary("db3", levels=4)
+    >>> make_dictionary("db3", level=4)
     Wavelet(wavelet='db3', level=4, mode='symmetric', resolution=None, domain=None)
+    >>> make_dictionary("bspline", n_atoms=8)
+    BSpline(n_atoms=8, degree=3, domain=None)
     """
     if isinstance(spec, Dictionary):
         if kwargs:
@@ -85,8 +104,10 @@ def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
     if not isinstance(spec, str):
         raise TypeError(f"dictionary must be a name or a Dictionary, got {type(spec).__name__}")
     key = spec.lower()
-    if "levels" in kwargs:
-        kwargs["level"] = kwargs.pop("levels")
+    old = sorted(set(kwargs) & set(RENAMED_PARAMETERS))
+    if old:
+        raise TypeError(f"make_dictionary({spec!r}, ...): {old[0]}= was renamed "
+                        f"{RENAMED_PARAMETERS[old[0]]}= (one name per meaning across dictionaries)")
     if key in _FAMILIES:
         return _FAMILIES[key](**kwargs)
     if key in discrete_wavelets():  # built once

@@ -237,8 +237,10 @@ class Dictionary(BaseEstimator):
 
     def describe(self) -> str:
         """One-line description for summaries."""
-        return repr(self).replace(", domain=None", "").replace(", progress=True", "").replace(
-            ", progress=False", "")
+        text = repr(self).replace(", domain=None", "")
+        for flag in ("None", "True", "False"):
+            text = text.replace(f", progress={flag}", "")
+        return text
 
     def __repr__(self) -> str:
         names = _signature_names(type(self))

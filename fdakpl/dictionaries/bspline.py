@@ -21,8 +21,8 @@ class BSpline(Dictionary):
 
     Parameters
     ----------
-    n_basis : int
-        Number of B-splines (``>= degree + 1``).
+    n_atoms : int
+        Number of B-splines, the atoms (``>= degree + 1``).
     degree : int
         Polynomial degree (3 = cubic).
     domain : (float, float), optional
@@ -34,8 +34,8 @@ class BSpline(Dictionary):
     True
     """
 
-    def __init__(self, n_basis: int = 20, degree: int = 3, domain: tuple[float, float] | None = None) -> None:
-        self.n_basis = n_basis
+    def __init__(self, n_atoms: int = 20, degree: int = 3, domain: tuple[float, float] | None = None) -> None:
+        self.n_atoms = n_atoms
         self.degree = degree
         self.domain = domain
 
@@ -43,9 +43,9 @@ class BSpline(Dictionary):
         return ()  # parameters and domain only
 
     def _setup(self, obs: Observations | None) -> None:
-        k, nb = int(self.degree), int(self.n_basis)
+        k, nb = int(self.degree), int(self.n_atoms)
         if k < 0 or nb < k + 1:
-            raise ValueError(f"BSpline needs n_basis >= degree + 1, got n_basis={nb}, degree={k}")
+            raise ValueError(f"BSpline needs n_atoms >= degree + 1, got n_atoms={nb}, degree={k}")
         lo, hi = self.domain_
         inner = np.linspace(lo, hi, nb - k + 1)
         self.knots_ = np.concatenate([[lo] * k, inner, [hi] * k])

@@ -24,7 +24,9 @@ class Fourier(Dictionary):
     Parameters
     ----------
     n_freqs : int
-        Number of frequencies.
+        Number of frequencies ``K``; the dictionary has ``2 K + 1`` atoms (the constant, then a
+        cosine and a sine per frequency). The one size parameter of fdakpl's dictionaries that is
+        not ``n_atoms``, because it counts frequencies, not atoms.
     domain : (float, float), optional
         Domain; defaults to the range of the training locations.
 
@@ -74,10 +76,13 @@ class RandomFourier(Dictionary):
 
     Parameters
     ----------
-    n_features : int
+    n_atoms : int
+        Number of random features, the atoms.
     length_scale : float
         Length scale, in the units of the location coordinate.
-    random_state : int or numpy.random.Generator, optional
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the frequencies and phases; the default 0 gives the same atoms on every run,
+        ``None`` draws fresh randomness.
     domain : (float, float), optional
 
     Examples
@@ -87,9 +92,9 @@ class RandomFourier(Dictionary):
     (20, 20)
     """
 
-    def __init__(self, n_features: int = 50, length_scale: float = 0.1, random_state: Any = None,
+    def __init__(self, n_atoms: int = 50, length_scale: float = 0.1, random_state: Any = 0,
                  domain: tuple[float, float] | None = None) -> None:
-        self.n_features = n_features
+        self.n_atoms = n_atoms
         self.length_scale = length_scale
         self.random_state = random_state
         self.domain = domain
@@ -98,8 +103,8 @@ class RandomFourier(Dictionary):
         if self.length_scale <= 0:
             raise ValueError(f"length_scale must be > 0, got {self.length_scale}")
         rng = np.random.default_rng(self.random_state)
-        self.omega_ = rng.normal(0.0, 1.0 / self.length_scale, size=int(self.n_features))
-        self.phase_ = rng.uniform(0.0, 2 * np.pi, size=int(self.n_features))
+        self.omega_ = rng.normal(0.0, 1.0 / self.length_scale, size=int(self.n_atoms))
+        self.phase_ = rng.uniform(0.0, 2 * np.pi, size=int(self.n_atoms))
         lo, hi = self.domain_
         self.scales_ = np.floor(np.abs(self.omega_) * (hi - lo) / (2 * np.pi)).astype(int)
 

@@ -23,7 +23,8 @@ class FPCA(GridDictionary):
 
     Parameters
     ----------
-    n_components : int
+    n_atoms : int
+        Number of leading principal components kept (the atoms).
     domain : (float, float), optional
 
     Attributes
@@ -43,8 +44,8 @@ class FPCA(GridDictionary):
 
     data_dependent = True
 
-    def __init__(self, n_components: int = 10, domain: tuple[float, float] | None = None) -> None:
-        self.n_components = n_components
+    def __init__(self, n_atoms: int = 10, domain: tuple[float, float] | None = None) -> None:
+        self.n_atoms = n_atoms
         self.domain = domain
 
     def _setup(self, obs: Observations | None) -> None:
@@ -58,9 +59,9 @@ class FPCA(GridDictionary):
         sw = np.sqrt(w)
         evals, evecs = np.linalg.eigh(sw[:, None] * cov * sw[None, :])
         order = np.argsort(evals)[::-1]
-        k = int(self.n_components)
+        k = int(self.n_atoms)
         if k < 1:
-            raise ValueError(f"n_components must be >= 1, got {self.n_components}")
+            raise ValueError(f"n_atoms must be >= 1, got {self.n_atoms}")
         pos = int(np.sum(evals > 1e-12 * max(evals.max(), 1e-300)))
         if k > pos:
             warn(f"FPCA: only {pos} positive eigenvalues; keeping {pos} of {k} components",

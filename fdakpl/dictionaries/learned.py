@@ -38,10 +38,12 @@ class Learned(GridDictionary):
         Maximum number of alternations.
     tol : float
         Stop when the relative decrease of the objective falls below ``tol``.
-    random_state : int, optional
-        Seed of the initial atoms (random training curves).
-    progress : bool
-        Show a progress bar.
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the initial atoms (random training curves); the default 0 learns the same
+        dictionary on every run, ``None`` draws fresh randomness.
+    progress : bool or None, default None
+        Show a progress bar; ``None`` follows the package default (``FDAKPL_PROGRESS``, see
+        :mod:`fdakpl.progress`).
     domain : (float, float), optional
 
     Attributes
@@ -62,7 +64,8 @@ class Learned(GridDictionary):
     data_dependent = True
 
     def __init__(self, n_atoms: int = 20, tau: float = 0.1, max_iter: int = 100, tol: float = 1e-6,
-                 random_state: Any = 0, progress: bool = True, domain: tuple[float, float] | None = None) -> None:
+                 random_state: Any = 0, progress: bool | None = None,
+                 domain: tuple[float, float] | None = None) -> None:
         self.n_atoms = n_atoms
         self.tau = tau
         self.max_iter = max_iter

@@ -125,8 +125,9 @@ class ApproxKPLRegressor(FunctionalEstimator):
         Samples per chunk for in-memory inputs (dask inputs keep their own chunks).
     dictionary_sample : int
         Subsample size for data-dependent dictionaries.
-    random_state : int or None
-        Seed of that subsample.
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of that subsample; the default 0 gives the same result on every run, ``None`` draws
+        fresh randomness.
     progress : bool or None
         Progress bar over chunks (in-memory inputs) or dask's progress bar
         (local scheduler); ``None`` follows ``FDAKPL_PROGRESS``.

@@ -43,7 +43,7 @@ def unsupported_atoms_message(rank: int, q: int) -> str:
     """
     return (f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "
             "locations: the extra atoms are not identifiable from the data and only the penalty fixes "
-            "them; use fewer atoms (fewer frequencies / levels / components)")
+            "them; use fewer atoms (a smaller n_freqs, level or n_atoms)")
 
 
 class FunctionalEstimator(RegressorMixin, BaseEstimator):

@@ -27,12 +27,14 @@ __all__ = [
     "KIND_ESTIMATOR",
     "KIND_RESULTS",
     "PREFIX",
+    "RENAMED",
     "STATE_VAR",
     "checksum",
     "class_name",
     "normalise_name",
     "registered_classes",
     "registry",
+    "renamed_state",
     "restore_dtype",
     "stable_name",
     "stored_dtype",
@@ -50,6 +52,13 @@ _MODULES = ("kernels", "dictionaries", "losses", "data.preprocessing", "solvers.
             "results.core")
 #: classes that hold user code and therefore cannot be stored without pickle
 DENY = {"fdakpl.CustomLoss"}
+#: parameters renamed in 0.x, by class (old name -> new name): files written before the rename still load
+RENAMED: dict[str, dict[str, str]] = {
+    "fdakpl.BSpline": {"n_basis": "n_atoms"},
+    "fdakpl.FPCA": {"n_components": "n_atoms"},
+    "fdakpl.RandomFourier": {"n_features": "n_atoms"},
+    "fdakpl.FunctionalRegression": {"levels": "level"},
+}
 
 
 # ----------------------------------------------------------------------------- registry
@@ -117,6 +126,24 @@ def class_name(obj: Any) -> str:
     'fdakpl.float'
     """
     return stable_name(type(obj))
+
+
+def renamed_state(name: str, state: dict[str, Any]) -> dict[str, Any]:
+    """The attributes of a stored object under today's parameter names (see :data:`RENAMED`).
+
+    A FunctionalRegression's ``param_grid`` key ``"levels"`` becomes ``"level"`` too.
+
+    Examples
+    --------
+    >>> renamed_state("fdakpl.BSpline", {"n_basis": 8, "degree": 3})
+    {'n_atoms': 8, 'degree': 3}
+    """
+    renames = RENAMED.get(name, {})
+    out = {renames.get(k, k): v for k, v in state.items()}
+    grid = out.get("param_grid")
+    if name == "fdakpl.FunctionalRegression" and isinstance(grid, dict) and "levels" in grid:
+        out["param_grid"] = {("level" if k == "levels" else k): v for k, v in grid.items()}
+    return out
 
 
 def _canonical(arr: np.ndarray) -> bytes:

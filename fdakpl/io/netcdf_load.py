@@ -37,6 +37,7 @@ from .netcdf_format import (
     class_name,
     normalise_name,
     registry,
+    renamed_state,
     restore_dtype,
     stored_dtype,
 )
@@ -88,7 +89,7 @@ class _Reader:
             if not isinstance(state, dict):
                 raise self.fail(f"the state of a {name} is not a mapping (corrupted file)")
             inst = cls.__new__(cls)
-            inst.__dict__.update({k: self.decode(v) for k, v in state.items()})
+            inst.__dict__.update(renamed_state(name, {k: self.decode(v) for k, v in state.items()}))
             self.post.append((name, inst))
             return inst
         return {k: self.decode(v) for k, v in obj.items()}

@@ -230,7 +230,7 @@ def fit_from_r(
     columns, sample_labels, grids, factor_levels
         As :func:`dataset_from_columns`.
     **kwargs
-        Passed to ``FunctionalRegression`` (``dictionary``, ``levels``… R's
+        Passed to ``FunctionalRegression`` (``dictionary``, ``level``… R's
         ``lambda`` arrives as ``lam``).
 
     Returns

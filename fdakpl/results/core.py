@@ -57,7 +57,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     Examples
     --------
     >>> from fdakpl import FunctionalRegression, datasets
-    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), dictionary="db3", levels=4,
+    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), dictionary="db3", level=4,
     ...                            interpolate_inputs=True, progress=False).fit()
     >>> res.resid.dims
     ('sample', 'rcst_loc')

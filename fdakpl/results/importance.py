@@ -128,8 +128,9 @@ def term_importance(res: Any, terms: list[str] | None = None, n_permutations: in
         Default: every term of the formula.
     n_permutations : int
         Permutations per term (0: drop importance only, NaN p-values).
-    random_state : int, optional
-        Seed; term ``t`` uses the same permutations as ``res.permutation_test(t, random_state=...)``.
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed (the default 0 gives the same result on every run, ``None`` draws fresh randomness);
+        term ``t`` uses the same permutations as ``res.permutation_test(t, random_state=...)``.
     progress : bool, optional
         Progress bar (default: the model's setting).
 

@@ -47,8 +47,9 @@ class InferenceMixin:
         kind : {"pointwise", "simultaneous"}
         calibration : float
             Fraction of training curves used for calibration.
-        random_state : int, optional
-            Seed of the split.
+        random_state : int, numpy.random.Generator or None, default 0
+            Seed of the split; the default 0 gives the same result on every run, ``None`` draws
+            fresh randomness.
 
         Returns
         -------
@@ -136,7 +137,9 @@ class InferenceMixin:
         term : str
             A term of the formula (a functional input, or ``"scalars"``).
         n_permutations : int
-        random_state : int, optional
+        random_state : int, numpy.random.Generator or None, default 0
+            Seed of the permutations; the default 0 gives the same result on every run, ``None``
+            draws fresh randomness.
         progress : bool, optional
 
         Returns

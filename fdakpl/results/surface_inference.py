@@ -143,7 +143,9 @@ def surface_bands(res: Any, term: str, n_boot: int = 200, alpha: float = 0.05, m
     method : {"basic", "percentile"}
     reference : optional
         As in :meth:`~fdakpl.results.FunctionalRegressionResults.coefficient_surface`.
-    random_state : int, optional
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the permutations; the default 0 gives the same result on every run, ``None`` draws
+        fresh randomness.
     progress : bool, optional
 
     Returns

@@ -122,7 +122,9 @@ class Nystroem(FeatureMap):
         Relative eigenvalue cut-off for ``k(L, L)``.
     kmeans_sample : int, optional
         Size of the k-means subsample (default ``max(10 r, 2000)``, capped at n).
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the landmarks; the default 0 gives the same result on every run, ``None`` draws
+        fresh randomness.
 
     Examples
     --------
@@ -229,7 +231,9 @@ class RandomFourierFeatures(FeatureMap):
     ----------
     n_components : int
         Number of features ``r``.
-    random_state : int, Generator or None
+    random_state : int, numpy.random.Generator or None, default 0
+        Seed of the frequencies and phases; the default 0 gives the same result on every run,
+        ``None`` draws fresh randomness.
 
     Examples
     --------

@@ -57,7 +57,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..data.validation import check_lam
 from ..losses import GroundLoss, make_loss
 from ..notices import warn as warn_note
-from ..progress import progress
+from ..progress import progress as progress_bar
 from .closed_form import RidgeDecomposition, decompose
 from .design import PointDesign, kpl_objective
 
@@ -356,7 +356,7 @@ def kpl_iterative(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: float,
 
 def kpl_iterative_path(K: np.ndarray, B: np.ndarray, design: PointDesign, lams: Any, loss: Any = "square", *,
                        max_iter: int = 2000, tol: float = 1e-6, memory: int = 20, warn: bool = True,
-                       progress_bar: bool | None = None) -> list[IterativeResult]:
+                       progress: bool | None = None) -> list[IterativeResult]:
     """:func:`kpl_iterative` along a lambda path, each fit warm-started from the previous one.
 
     The eigendecompositions are computed once. The first lambda starts from
@@ -368,8 +368,9 @@ def kpl_iterative_path(K: np.ndarray, B: np.ndarray, design: PointDesign, lams: 
     K, B, design, loss, max_iter, tol, memory, warn
         As in :func:`kpl_iterative`.
     lams : sequence of float
-    progress_bar : bool, optional
-        Show a progress bar (default: when stderr is a terminal).
+    progress : bool or None, default None
+        Show a progress bar; ``None`` follows the package default (``FDAKPL_PROGRESS``, see
+        :mod:`fdakpl.progress`; by default when standard error is a terminal).
 
     Returns
     -------
@@ -394,7 +395,7 @@ def kpl_iterative_path(K: np.ndarray, B: np.ndarray, design: PointDesign, lams: 
     W = Whitened(K, B, design)
     out: list[IterativeResult] = []
     Zt = None
-    for lam in progress(lam_list, desc=f"iterative KPL ({loss.name})", enabled=progress_bar):
+    for lam in progress_bar(lam_list, desc=f"iterative KPL ({loss.name})", enabled=progress):
         start = W.closed_form(lam) if Zt is None else Zt
         res = _minimise(W, lam, loss, start, max_iter, tol, int(memory), warn)
         Zt = res.state

@@ -84,7 +84,7 @@ check_kernel <- function(kernel) {
 }
 
 # Python's integer arguments (sent as int; R numbers are doubles).
-integer_args <- c("cv", "random_state", "n_jobs", "levels", "max_iter", "n_components", "rank", "n_freqs")
+integer_args <- c("cv", "random_state", "n_jobs", "level", "max_iter", "n_atoms", "n_components", "rank", "n_freqs")
 
 # The arguments that go through `...` of kpl() to Python, checked.
 check_dots <- function(dots) {

@@ -21,7 +21,7 @@ names_context <- function(spec) {
   stats::setNames(lapply(parts, `[[`, "label"), vapply(parts, `[[`, character(1), "name"))
 }
 
-kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, lambda = "loo",
+kpl <- function(formula, data, dictionary = NULL, level = NULL, kernel = NULL, lambda = "loo",
                 loss = "square", output_matrix = NULL, combine = c("product", "sum"), center = TRUE,
                 solver = "auto", interpolate_inputs = FALSE, grid = NULL, subset = NULL, na.action = NULL, ...) {
   cl <- match.call()
@@ -31,7 +31,7 @@ kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, 
                 paste(class(data), collapse = "/"))
   }
   if (!is.null(dictionary) && !is_python(dictionary)) dictionary <- check_string(dictionary, "dictionary")
-  levels <- check_count(levels, "levels", min = 1, null_ok = TRUE)
+  level <- check_count(level, "level", min = 1, null_ok = TRUE)
   lambda <- check_lambda(lambda)
   if (!is_python(loss)) loss <- check_string(loss, "loss")
   combine <- check_string(combine[1L], "combine", c("product", "sum"))
@@ -75,7 +75,7 @@ kpl <- function(formula, data, dictionary = NULL, levels = NULL, kernel = NULL, 
     if (prepared$kinds[[t$label]] == "factor") paste0("C(", t$name, ")") else t$name
   }, character(1))
   formula_py <- paste(spec$response$name, "~", paste(terms_py, collapse = " + "))
-  kwargs <- c(python_kwargs(dictionary = dictionary, levels = levels, kernel = kern$kernel, kernels = kern$kernels,
+  kwargs <- c(python_kwargs(dictionary = dictionary, level = level, kernel = kern$kernel, kernels = kern$kernels,
                             lam = lambda, loss = loss, output_matrix = output_matrix, combine = combine,
                             center = center, solver = solver, interpolate_inputs = interpolate_inputs), dots)
   context <- list(names = names_context(spec), labels = prepared$labels, all_labels = prepared$all_labels)

@@ -40,7 +40,7 @@ test_that("19.2 R's logical NA is refused in R, never sent to Python as True", {
   expect_error(kpl(rcst ~ cca, d, interpolate_inputs = NA), "`interpolate_inputs` must be TRUE or FALSE",
                class = "fdakpl_input_error")
   expect_error(kpl(rcst ~ cca, d, progress = NA), "`progress` must be TRUE or FALSE", class = "fdakpl_input_error")
-  expect_error(kpl(rcst ~ cca, d, levels = NA), "`levels` must be a whole number", class = "fdakpl_input_error")
+  expect_error(kpl(rcst ~ cca, d, level = NA), "`level` must be a whole number", class = "fdakpl_input_error")
   expect_error(kpl(rcst ~ cca, d, lambda = "cv", cv = NA), "`cv` must be a whole number", class = "fdakpl_input_error")
   expect_error(kpl(rcst ~ cca, d, dictionary = NA_character_), "`dictionary` must be one string",
                class = "fdakpl_input_error")

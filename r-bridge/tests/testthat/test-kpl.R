@@ -60,9 +60,9 @@ test_that("a scalar factor covariate and lambda chosen by GCV agree with Python 
 test_that("dictionary arguments reach Python (wavelets db3 with 4 levels; B-splines)", {
   need_python()
   d <- first_visits()
-  fit <- kpl(rcst ~ cca, d[1:70, ], dictionary = "db3", levels = 4L, lambda = 1e-3, interpolate_inputs = TRUE,
+  fit <- kpl(rcst ~ cca, d[1:70, ], dictionary = "db3", level = 4L, lambda = 1e-3, interpolate_inputs = TRUE,
              progress = FALSE)
-  py <- python_fit("rcst ~ cca", c(1L, 70L), c(71L, 100L), extra = ", lam=1e-3, dictionary='db3', levels=4")
+  py <- python_fit("rcst ~ cca", c(1L, 70L), c(71L, 100L), extra = ", lam=1e-3, dictionary='db3', level=4")
   expect_lt(max_abs(predict(fit, d[71:100, ]), py$pred), 1e-10)
   expect_identical(ncol(coef(fit)), ncol(py$coef))
   bs <- kpl(rcst ~ cca, d[1:70, ], dictionary = "bspline", lambda = 1e-3, interpolate_inputs = TRUE, progress = FALSE)
