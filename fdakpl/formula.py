@@ -76,7 +76,15 @@ class ParsedFormula:
 
     def prepared_inputs(self, ds: xr.Dataset, interpolate: bool, spec: Any = None) -> PreparedInputs:
         """The kernel inputs of :meth:`inputs`, validated once and converted to arrays for an estimator
-        (checked against a fitted model's input ``spec`` for new data): the estimator does not check them again."""
+        (checked against a fitted model's input ``spec`` for new data): the estimator does not check them again.
+
+        Examples
+        --------
+        >>> from fdakpl import datasets
+        >>> ds = datasets.dti_first_visits().dropna("sample", subset=["cca"])
+        >>> parse_formula("rcst ~ cca", ds).prepared_inputs(ds, interpolate=False).values["cca"].shape
+        (..., 93)
+        """
         return PreparedInputs(*prepare_inputs(self.inputs(ds), interpolate=interpolate, spec=spec, validated=True),
                               checked_spec=spec)
 

@@ -43,7 +43,15 @@ class PreparedInputs:
 
 @dataclass(frozen=True)
 class PreparedResponse:
-    """What :func:`~fdakpl.data.preprocessing.prepare_response` returned: the observations and their labels."""
+    """What :func:`~fdakpl.data.preprocessing.prepare_response` returned: the observations and their labels.
+
+    Examples
+    --------
+    >>> from fdakpl.data.preprocessing import prepare_response
+    >>> Y = PreparedResponse(*prepare_response(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    >>> prepare_response(Y)[0] is Y.obs
+    True
+    """
 
     obs: Observations
     info: Any

@@ -47,7 +47,14 @@ def _key(da: Any, parts: tuple[Any, Any, Any]) -> tuple:
 
 
 def seen_valid(da: Any, loc: str) -> bool:
-    """Whether ``da`` (with location dim ``loc``) is made of the objects of a variable found valid before."""
+    """Whether ``da`` (with location dim ``loc``) is made of the objects of a variable found valid before.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> seen_valid(xr.DataArray(np.zeros((1, 2)), dims=("sample", "t"), coords={"t": [0.0, 1.0]}), "t")
+    False
+    """
     parts = _parts(da, loc)
     refs = None if parts is None else _SEEN.get(_key(da, parts))
     return refs is not None and all((r is None and o is None) or (r is not None and r() is o)
@@ -55,7 +62,15 @@ def seen_valid(da: Any, loc: str) -> bool:
 
 
 def remember_valid(da: Any, loc: str) -> None:
-    """Remember that ``da`` was found valid (weakly: by the identity of its values array and indexes)."""
+    """Remember that ``da`` was found valid (weakly: by the identity of its values array and indexes).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> da = xr.DataArray(np.zeros((1, 2)), dims=("sample", "t"), coords={"t": [0.0, 1.0]})
+    >>> remember_valid(da, "t"); seen_valid(da, "t"), seen_valid(da.copy(deep=True), "t")
+    (True, False)
+    """
     parts = _parts(da, loc)
     if parts is None:
         return
