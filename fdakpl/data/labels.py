@@ -70,7 +70,7 @@ def sample_index(da: Any) -> pd.Index:
     return pd.Index(np.asarray(da[SAMPLE].values))
 
 
-_LAST_LABELS: list[Any] = [None, None]  # (weak reference to a pandas Index, its labels as an array)
+_LAST_LABELS: tuple[Any, Any] = (None, None)  # (weak reference to a pandas Index, its labels as an array)
 
 
 def index_labels(index: pd.Index) -> np.ndarray:
@@ -82,13 +82,14 @@ def index_labels(index: pd.Index) -> np.ndarray:
     >>> i = pd.Index(["a", "b"]); index_labels(i) is index_labels(i)
     True
     """
-    ref, labels = _LAST_LABELS
+    global _LAST_LABELS
+    ref, labels = _LAST_LABELS  # one tuple, replaced whole: consistent across threads
     if ref is not None and ref() is index:
         return labels
     labels = np.asarray(index).view()  # a view: read-only without touching the index's own memory
     labels.flags.writeable = False
     try:
-        _LAST_LABELS[:] = [weakref.ref(index), labels]
+        _LAST_LABELS = (weakref.ref(index), labels)
     except TypeError:  # pragma: no cover - an index without weak references
         pass
     return labels

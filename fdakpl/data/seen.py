@@ -79,7 +79,10 @@ def remember_valid(da: Any, loc: str) -> None:
     except TypeError:  # values that cannot be referenced weakly
         return
     key = _key(da, parts)
-    _SEEN[key] = refs
-    _SEEN.move_to_end(key)
-    while len(_SEEN) > _MAX:
-        _SEEN.popitem(last=False)
+    try:
+        _SEEN[key] = refs
+        _SEEN.move_to_end(key)
+        while len(_SEEN) > _MAX:
+            _SEEN.popitem(last=False)
+    except KeyError:  # pragma: no cover - another thread trimmed the memory meanwhile: only a lost entry
+        pass
