@@ -16,9 +16,8 @@ checked against fdakpl's to 1e-8 before anything is timed.
 
 Timed side by side (``_timing.compare``: one BLAS thread, interleaved repetitions, minimum and median):
 ``KPLRegressor.fit(arrays) + predict`` and ``FunctionalRegression(formula, lam=1e-3).fit() + predict(test)``,
-each against the floor on the same inputs. Then the paper's 5-fold CV protocol (220 fits, 25 lambdas each),
-n_jobs = 1 and 2 (below 500 curves both run in-process: ``fdakpl.selection.PARALLEL_MIN_SAMPLES``), as a
-ratio to the db3 floor.
+each against the floor on the same inputs. The paper's 5-fold CV protocol against the same floor:
+``bench_cv.py``.
 """
 
 from __future__ import annotations
@@ -75,34 +74,6 @@ def floor_fit_predict(Xtr, Xte, w, sigma, Y, length, phi, G, b_diag, lam):
     return Kn @ AB @ phi.T + mu
 
 
-def cv_protocol(tr, floor_ms: float) -> dict:
-    """The paper's 5-fold CV protocol (db2/db3 x levels 4/5 x 11 values of b x 25 lambdas) on the 70 curves,
-    n_jobs = 1 and 2, each timed twice after a warm-up (seconds are long: no interleaving helper needed)."""
-    import time
-
-    from threadpoolctl import threadpool_limits
-
-    def run(n_jobs):
-        return FunctionalRegression("rcst ~ cca", tr, dictionary="db3", level=4, interpolate_inputs=True, lam="cv",
-                                    lam_grid=np.geomspace(1e-6, 1e-2, 25), cv=5, random_state=0, n_jobs=n_jobs,
-                                    param_grid={"dictionary": ["db2", "db3"], "level": [4, 5],
-                                                "b": list(np.round(np.arange(1.0, 2.01, 0.1), 2))},
-                                    progress=False).fit()
-
-    out: dict = {"fits": 220, "floor_fit_predict_ms": floor_ms, "target_ratio_to_floor": 500}
-    for n_jobs in (1, 2):
-        with threadpool_limits(1):
-            run(n_jobs)
-            times = []
-            for _ in range(2):
-                t0 = time.perf_counter()
-                run(n_jobs)
-                times.append(time.perf_counter() - t0)
-        out[f"n_jobs_{n_jobs}"] = {"min_s": min(times), "ratio_to_floor": min(times) * 1e3 / floor_ms}
-        print("cv", n_jobs, out[f"n_jobs_{n_jobs}"], flush=True)
-    return out
-
-
 def main() -> None:
     warnings.simplefilter("ignore")
     tr, te, Xtr, Xte, Ytr, grid = dti_split0()
@@ -155,7 +126,6 @@ def main() -> None:
         ra, rf = res[name]["ratio_arrays"]["min"], res[name]["ratio_formula"]["min"]
         print(name, {k: round(v["min_ms"], 3) for k, v in t["times"].items()},
               f"arrays x{ra:.2f} formula x{rf:.2f} (min)", flush=True)
-    res["cv_protocol"] = cv_protocol(tr, res["db3_level4_b1.5"]["times"]["floor_arrays"]["min_ms"])
     res["machine_at_end"] = machine()
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(res, indent=2))

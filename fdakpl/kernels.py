@@ -42,6 +42,7 @@ __all__ = [
     "SmoothedLinear",
     "Sum",
     "grid_from_weights",
+    "kernel_or_default",
     "make_output_matrix",
 ]
 
@@ -127,7 +128,37 @@ class Kernel(BaseEstimator):
         return hash(repr(self))
 
 
-class Gaussian(Kernel):
+class _ScaleKernel(Kernel):
+    """A kernel with one length scale ``sigma > 0`` (checked here, once for all of them)."""
+
+    def __init__(self, sigma: float = 1.0) -> None:
+        if not np.isfinite(sigma) or sigma <= 0:
+            raise ValueError(f"{type(self).__name__} kernel: sigma must be > 0, got {sigma}")
+        self.sigma = float(sigma)
+
+
+def kernel_or_default(kernel: Any, name: str = "kernel", default: Kernel | None = None) -> Kernel:
+    """The kernel given as parameter ``name``, or ``default`` (``Gaussian(1.0)``) for None.
+
+    Raises a ``TypeError`` naming the parameter for anything that is not a :class:`Kernel`.
+
+    Examples
+    --------
+    >>> kernel_or_default(None), kernel_or_default(Laplace(0.5), "output_kernel")
+    (Gaussian(sigma=1.0), Laplace(sigma=0.5))
+    >>> kernel_or_default("rbf")
+    Traceback (most recent call last):
+    ...
+    TypeError: kernel must be a fdakpl.kernels.Kernel, got str
+    """
+    if kernel is None:
+        return Gaussian(1.0) if default is None else default
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"{name} must be a fdakpl.kernels.Kernel, got {type(kernel).__name__}")
+    return kernel
+
+
+class Gaussian(_ScaleKernel):
     """Gaussian kernel ``exp(-||x - x'||^2 / (2 sigma^2))``.
 
     Parameters
@@ -141,17 +172,12 @@ class Gaussian(Kernel):
     True
     """
 
-    def __init__(self, sigma: float = 1.0) -> None:
-        if not np.isfinite(sigma) or sigma <= 0:
-            raise ValueError(f"Gaussian kernel: sigma must be > 0, got {sigma}")
-        self.sigma = float(sigma)
-
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         # distances of x / sigma: no overflow or underflow of ||x - x'||^2 or sigma^2 at extreme scales
         return np.exp(-0.5 * _sqdist(*_scaled(X, Y, self.sigma), w))
 
 
-class Laplace(Kernel):
+class Laplace(_ScaleKernel):
     """Laplace kernel ``exp(-||x - x'|| / sigma)``.
 
     Parameters
@@ -164,11 +190,6 @@ class Laplace(Kernel):
     >>> float(Laplace(1.0)(np.zeros((1, 1)), np.ones((1, 1)))[0, 0]) == float(np.exp(-1))
     True
     """
-
-    def __init__(self, sigma: float = 1.0) -> None:
-        if not np.isfinite(sigma) or sigma <= 0:
-            raise ValueError(f"Laplace kernel: sigma must be > 0, got {sigma}")
-        self.sigma = float(sigma)
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         return np.exp(-np.sqrt(_sqdist(*_scaled(X, Y, self.sigma), w)))
@@ -277,7 +298,7 @@ class SmoothedLinear(Kernel):
         return float("inf")
 
 
-class IntegralGaussian(Kernel):
+class IntegralGaussian(_ScaleKernel):
     """Integral of Gaussian kernels for vector-valued curves (the paper's speech kernel).
 
     For curves ``x: [0, 1] -> R^q`` sampled at ``T`` common locations,
@@ -297,11 +318,6 @@ class IntegralGaussian(Kernel):
     array([[1.    , 0.0498],
            [0.0498, 1.    ]])
     """
-
-    def __init__(self, sigma: float = 1.0) -> None:
-        if not np.isfinite(sigma) or sigma <= 0:
-            raise ValueError(f"IntegralGaussian kernel: sigma must be > 0, got {sigma}")
-        self.sigma = float(sigma)
 
     def __call__(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
         Xa = np.asarray(X, dtype=float)

@@ -63,18 +63,23 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .data.validation import check_number
+from .docstrings import fill_doc
+
 __all__ = ["CustomLoss", "GroundLoss", "Huber", "LogCosh", "PseudoHuber", "Square", "make_loss"]
 
 _LOG2 = math.log(2.0)
 
 
-def _check_positive(value: Any, name: str, cls: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{cls}: {name} must be a number > 0, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{cls}: {name} must be a finite number > 0, got {value}")
-    return value
+#: the ``relative`` and ``scale`` parameters of the one-parameter robust losses, described once
+RELATIVE_SCALE_DOC = """\
+relative : bool, default True
+    The parameter is relative to the robust scale ``s`` of the responses
+    (the estimators fit with :meth:`GroundLoss.at_scale`; see the module
+    docstring), so the model does not depend on the unit of the response.
+    False: the parameter is in the units of the response.
+scale : float, default 1.0
+    ``s``, set by :meth:`GroundLoss.at_scale` (``scale=1``: the textbook loss)."""
 
 
 class GroundLoss:
@@ -130,7 +135,7 @@ class GroundLoss:
         """
         if not self.relative:
             return self
-        return replace(self, scale=_check_positive(scale, "scale", type(self).__name__))  # type: ignore[type-var]
+        return replace(self, scale=check_number(scale, f"{type(self).__name__}: scale"))  # type: ignore[type-var]
 
 
 @dataclass(frozen=True)
@@ -177,8 +182,8 @@ class _ScaledLoss(GroundLoss):
 
     def __post_init__(self) -> None:
         cls = type(self).__name__
-        object.__setattr__(self, self._param, _check_positive(getattr(self, self._param), self._param, cls))
-        object.__setattr__(self, "scale", _check_positive(self.scale, "scale", cls))
+        object.__setattr__(self, self._param, check_number(getattr(self, self._param), f"{cls}: {self._param}"))
+        object.__setattr__(self, "scale", check_number(self.scale, f"{cls}: scale"))
         object.__setattr__(self, "relative", bool(self.relative))
 
     def __repr__(self) -> str:
@@ -190,6 +195,7 @@ class _ScaledLoss(GroundLoss):
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
+@fill_doc(relative_scale=RELATIVE_SCALE_DOC)
 @dataclass(frozen=True, repr=False)
 class LogCosh(_ScaledLoss):
     """Parametrised logcosh ground loss ``l(y, yhat) = log(cosh(gamma (yhat - y))) / gamma``.
@@ -217,13 +223,7 @@ class LogCosh(_ScaledLoss):
     ----------
     gamma : float, default 1.0
         ``gamma > 0``.
-    relative : bool, default True
-        The parameter is relative to the robust scale ``s`` of the responses
-        (the estimators fit with :meth:`GroundLoss.at_scale`; see the module
-        docstring), so the model does not depend on the unit of the response.
-        False: the parameter is in the units of the response.
-    scale : float, default 1.0
-        ``s``, set by :meth:`GroundLoss.at_scale` (``scale=1``: the textbook loss).
+    %(relative_scale)s
 
     Examples
     --------
@@ -266,7 +266,29 @@ class LogCosh(_ScaledLoss):
 
 
 @dataclass(frozen=True, repr=False)
-class Huber(_ScaledLoss):
+class _ThresholdLoss(_ScaledLoss):
+    """Parameters of the Huber losses: ``delta``, the residual size (relative to ``scale``) where they turn linear."""
+
+    delta: float = 1.0
+    relative: bool = True
+    scale: float = 1.0
+    _param: ClassVar[str] = "delta"
+
+    @property
+    def threshold(self) -> float:
+        """``delta * scale``, the threshold in the units of the residuals.
+
+        Examples
+        --------
+        >>> Huber(1.5).at_scale(2.0).threshold
+        3.0
+        """
+        return self.delta * self.scale
+
+
+@fill_doc(relative_scale=RELATIVE_SCALE_DOC)
+@dataclass(frozen=True, repr=False)
+class Huber(_ThresholdLoss):
     """Huber ground loss: ``a**2 / 2`` for ``|a| <= delta``, ``delta (|a| - delta / 2)`` beyond.
 
     Once continuously differentiable (its second derivative jumps at
@@ -282,13 +304,7 @@ class Huber(_ScaledLoss):
     ----------
     delta : float, default 1.0
         Residual size where the loss turns linear, ``delta > 0``.
-    relative : bool, default True
-        The parameter is relative to the robust scale ``s`` of the responses
-        (the estimators fit with :meth:`GroundLoss.at_scale`; see the module
-        docstring), so the model does not depend on the unit of the response.
-        False: the parameter is in the units of the response.
-    scale : float, default 1.0
-        ``s``, set by :meth:`GroundLoss.at_scale` (``scale=1``: the textbook loss).
+    %(relative_scale)s
 
     Examples
     --------
@@ -298,30 +314,27 @@ class Huber(_ScaledLoss):
     array([0.125, 2.5  ])
     """
 
-    delta: float = 1.0
-    relative: bool = True
-    scale: float = 1.0
     name: str = field(default="huber", init=False, repr=False)
-    _param: ClassVar[str] = "delta"
 
     def value(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """Quadratic inside ``[-delta s, delta s]``, linear outside."""
         a = np.abs(np.asarray(yhat, dtype=float) - y)
-        d = self.delta * self.scale
+        d = self.threshold
         return np.where(a <= d, 0.5 * a * a, d * (a - 0.5 * d))
 
     def derivative(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``clip(a, -delta s, delta s)``."""
-        d = self.delta * self.scale
+        d = self.threshold
         return np.clip(np.asarray(yhat, dtype=float) - y, -d, d)
 
     def second_derivative(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``1`` inside ``[-delta s, delta s]``, ``0`` outside."""
-        return (np.abs(np.asarray(yhat, dtype=float) - y) <= self.delta * self.scale).astype(float)
+        return (np.abs(np.asarray(yhat, dtype=float) - y) <= self.threshold).astype(float)
 
 
+@fill_doc(relative_scale=RELATIVE_SCALE_DOC)
 @dataclass(frozen=True, repr=False)
-class PseudoHuber(_ScaledLoss):
+class PseudoHuber(_ThresholdLoss):
     """Pseudo-Huber ground loss ``delta**2 (sqrt(1 + (a / delta)**2) - 1)``: a smooth Huber.
 
     By default ``delta`` is unit-free (``relative=True``): fitted at the robust
@@ -331,13 +344,7 @@ class PseudoHuber(_ScaledLoss):
     ----------
     delta : float, default 1.0
         ``delta > 0``; ``~ a**2 / 2`` for ``|a| << delta``, ``~ delta |a|`` beyond.
-    relative : bool, default True
-        The parameter is relative to the robust scale ``s`` of the responses
-        (the estimators fit with :meth:`GroundLoss.at_scale`; see the module
-        docstring), so the model does not depend on the unit of the response.
-        False: the parameter is in the units of the response.
-    scale : float, default 1.0
-        ``s``, set by :meth:`GroundLoss.at_scale` (``scale=1``: the textbook loss).
+    %(relative_scale)s
 
     Examples
     --------
@@ -345,27 +352,23 @@ class PseudoHuber(_ScaledLoss):
     array([0., 1.])
     """
 
-    delta: float = 1.0
-    relative: bool = True
-    scale: float = 1.0
     name: str = field(default="pseudo_huber", init=False, repr=False)
-    _param: ClassVar[str] = "delta"
 
     def value(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``d**2 (sqrt(1 + (a/d)**2) - 1)`` with ``d = delta s`` (as ``a**2 / (1 + sqrt(1 + (a/d)**2))``)."""
         a = np.asarray(yhat, dtype=float) - y
-        r = np.hypot(1.0, a / (self.delta * self.scale))
+        r = np.hypot(1.0, a / self.threshold)
         return a * a / (1.0 + r)
 
     def derivative(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``a / sqrt(1 + (a/d)**2)``."""
         a = np.asarray(yhat, dtype=float) - y
-        return a / np.hypot(1.0, a / (self.delta * self.scale))
+        return a / np.hypot(1.0, a / self.threshold)
 
     def second_derivative(self, y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
         """``(1 + (a/d)**2) ** -1.5``."""
         a = np.asarray(yhat, dtype=float) - y
-        return np.hypot(1.0, a / (self.delta * self.scale)) ** -3.0
+        return np.hypot(1.0, a / self.threshold) ** -3.0
 
 
 class CustomLoss(GroundLoss):

@@ -127,7 +127,8 @@ class FunctionalRegression:
         Seed of the CV folds; the default 0 gives the same folds, hence the same fit, on every
         run, ``None`` draws fresh randomness.
     n_jobs : int
-        Processes for CV.
+        Worker processes of ``lam="cv"`` when it refits each fold, from 500 curves (see
+        :func:`fdakpl.selection.kfold_path`; the closed form and smaller problems run in this process).
     progress : bool or None, default None
         Show progress bars for long work; ``None`` follows the package default
         (``FDAKPL_PROGRESS``, see :mod:`fdakpl.progress`).

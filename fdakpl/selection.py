@@ -19,6 +19,7 @@ linear smoother from observed values to fitted values at observed points.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -33,10 +34,11 @@ from .data.integration import integration_weights
 from .data.preprocessing import prepare_response
 from .data.scaling import power_of_two_scale
 from .notices import silenced, warn
+from .selection_kfold import kfold_grid, kfold_labelled
 from .solvers.closed_form import RidgeDecomposition
 
-__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "centred_observations", "check_edge", "kfold_path", "lambda_criteria",
-           "ridge_path"]
+__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "centred_observations", "check_edge", "kfold_grid", "kfold_path",
+           "lambda_criteria", "ridge_path"]
 
 #: default lambda grid: 21 values, 0.4 decades apart (finer grids gave the same held-out error on DTI;
 #: benchmarks/results/tuning_grids.json)
@@ -219,6 +221,15 @@ _WORKER_LIMITED = False
 PARALLEL_MIN_SAMPLES = 500
 
 
+@functools.cache
+def _blas() -> Any:
+    """One ``ThreadpoolController`` for this process: building one reads the process's library map (milliseconds,
+    as much as the DTI CV protocol's slowest fold), its ``limit`` does not."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def _limit_worker_threads() -> None:
     global _WORKER_LIMITED
     if not _WORKER_LIMITED:
@@ -310,6 +321,12 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     The score of a fold is the paper's MSE on the held-out curves (mean over
     curves of the mean squared error over their observed points).
 
+    A :class:`~fdakpl.KPLRegressor` with the square loss and the closed-form solver, on responses with a common
+    grid, over a grid of ``dictionary``, ``output_matrix`` and ``kernel`` (or ``kernel__<parameter>``), is scored
+    without refitting: the data are prepared once and :func:`fdakpl.selection_kfold.kfold_grid` decomposes each
+    fold's kernel matrix once for every setting and lambda (same scores as the fits, to rounding). Other
+    estimators and grids fit the estimator for every (setting, fold).
+
     Parameters
     ----------
     estimator : KPLRegressor
@@ -322,9 +339,11 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
         Seed of the fold assignment; the default 0 gives the same folds on every run, ``None``
         draws fresh randomness.
     n_jobs : int
-        Worker processes (joblib/loky), each limited to one BLAS thread; with fewer than
-        ``PARALLEL_MIN_SAMPLES`` (500) curves the folds run in this process (one BLAS thread), where
-        processes were measured not to pay.
+        Worker processes (joblib/loky) for the per-fold fits from ``PARALLEL_MIN_SAMPLES`` (500) curves, each on
+        one BLAS thread; below, the folds run in this process on one BLAS thread, where processes were measured
+        not to pay. The closed form runs in this process on one BLAS thread whatever ``n_jobs`` says: neither two
+        BLAS threads nor folds in two threads paid reliably on two shared cores (``benchmarks/bench_cv.py``;
+        :func:`fdakpl.selection_kfold.kfold_grid` takes ``n_threads`` for machines with idle cores).
     progress : bool or None, default None
         Show a progress bar; ``None`` follows the package default (``FDAKPL_PROGRESS``, see
         :mod:`fdakpl.progress`).
@@ -354,10 +373,7 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     >>> cv["scores"].shape
     (2, 2)
     """
-    from joblib import Parallel, delayed
     from sklearn.model_selection import KFold
-
-    from .progress import progress as progress_bar
 
     lams = np.asarray(list(lams), dtype=float)
     subset_x = subset_x or _subset
@@ -372,27 +388,47 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     else:
         folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.arange(n)))
     params = _param_grid(param_grid)
-    tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
-    it = progress_bar(tasks, desc="cross-validation", enabled=progress, total=len(tasks))
-    from threadpoolctl import threadpool_limits
-
-    # the rows of each fold are taken once, not once per parameter setting
-    fold_data = [(subset_x(X, tr), subset_y(Y, tr), subset_x(X, te), subset_y(Y, te)) for tr, te in folds]
-    # processes pay only when a fold's fit outweighs shipping the task: at DTI size (70 curves, 220 fits)
-    # two loky workers were measured no faster than one (the paper's CV protocol, 2 shared cores; issue 15)
-    sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
-    runner = Parallel(n_jobs=n_jobs, backend="sequential" if sequential else "loky", return_as="list")
-    with _child_process_env(), threadpool_limits(1) if sequential else nullcontext():
-        results = runner(delayed(_fold_scores)(estimator, params[p], fold_data[f], lams, fit_params or {},
-                                               not sequential) for p, f in it)
-    scores = np.empty((len(params), len(folds), lams.size))
-    for (p, f), s in zip(tasks, results, strict=True):
-        scores[p, f] = s
+    scores = None
+    if subset_x is _subset and subset_y is _subset:
+        # the closed form: data prepared once, one eigendecomposition per fold for every setting and lambda, in this
+        # process on one BLAS thread: at 1,000 curves on the shared 2-core machine two BLAS threads were 1.42x faster
+        # at load 1 but 3.4x slower at load 3.8, folds in two threads 1.2x slower at load 3.8
+        # (benchmarks/bench_cv.py); parallelism that does not pay on two cores stays off
+        with _blas().limit(limits=1):
+            scores = kfold_labelled(estimator, X, Y, lams, params, folds, fit_params, progress=progress)
+    if scores is None:
+        sequential = n_jobs == 1 or n < PARALLEL_MIN_SAMPLES
+        scores = _fold_fits(estimator, X, Y, lams, params, folds, subset_x, subset_y, fit_params, n_jobs,
+                            sequential, progress)
     mean, std = scores.mean(axis=1), scores.std(axis=1)
     bp, bl = np.unravel_index(int(np.nanargmin(mean)), mean.shape)
     return {"scores": mean, "scores_std": std, "fold_scores": scores, "params": params, "lams": lams,
             "best_params": params[bp], "best_lam": float(lams[bl]), "best_index": (int(bp), int(bl)),
             "n_splits": n_splits}
+
+
+def _fold_fits(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: list[dict[str, Any]],
+               folds: list[tuple[np.ndarray, np.ndarray]], subset_x: Any, subset_y: Any,
+               fit_params: dict[str, Any] | None, n_jobs: int, sequential: bool, progress: bool | None) -> np.ndarray:
+    """Fold scores ``(n_params, n_folds, n_lams)`` by fitting the estimator on every (setting, fold)."""
+    from joblib import Parallel, delayed
+
+    from .progress import progress as progress_bar
+
+    tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
+    it = progress_bar(tasks, desc="cross-validation", enabled=progress, total=len(tasks))
+    # the rows of each fold are taken once, not once per parameter setting
+    fold_data = [(subset_x(X, tr), subset_y(Y, tr), subset_x(X, te), subset_y(Y, te)) for tr, te in folds]
+    # processes pay only when a fold's fit outweighs shipping the task: at DTI size (70 curves, 220 fits)
+    # two loky workers were measured no faster than one (the paper's CV protocol, 2 shared cores; issue 15)
+    runner = Parallel(n_jobs=n_jobs, backend="sequential" if sequential else "loky", return_as="list")
+    with _child_process_env(), _blas().limit(limits=1) if sequential else nullcontext():
+        results = runner(delayed(_fold_scores)(estimator, params[p], fold_data[f], lams, fit_params or {},
+                                               not sequential) for p, f in it)
+    scores = np.empty((len(params), len(folds), lams.size))
+    for (p, f), s in zip(tasks, results, strict=True):
+        scores[p, f] = s
+    return scores
 
 
 def _n_samples(Y: Any) -> int:

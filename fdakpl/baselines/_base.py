@@ -21,12 +21,10 @@ from ..data.functional import Observations, interpolate_missing, quadrature_weig
 from ..data.preprocessing import (
     InputSpec,
     MeanFunction,
-    check_same_samples,
-    n_samples_of,
     prepare_inputs,
-    prepare_response,
 )
-from ..estimators.base import FunctionalEstimator
+from ..docstrings import fill_doc
+from ..estimators.base import FIT_PARAMETERS_DOC, PREDICT_RETURNS_DOC, FunctionalEstimator
 
 __all__ = ["FunctionalBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
 
@@ -124,8 +122,9 @@ def responses_on_grid(obs: Observations, domain: tuple[float, float],
 class FunctionalBaseline(FunctionalEstimator):
     """Base class of the competitors (not for direct use).
 
-    Subclasses store ``center``, ``domain`` and ``interpolate_inputs`` among
-    their parameters and implement ``_fit`` and ``_predict_centered``; the
+    Subclasses list ``center``, ``domain`` and ``interpolate_inputs`` among
+    their parameters, pass them on to this class's ``__init__`` (which stores
+    them) and implement ``_fit`` and ``_predict_centered``; the
     base class handles inputs, responses (dense with NaN, arrays, long
     DataFrames), centring, labels, ``predict``, ``predict_path`` and ``score``.
 
@@ -136,11 +135,15 @@ class FunctionalBaseline(FunctionalEstimator):
     True
     """
 
-    center: bool
-    domain: tuple[float, float] | None
-    interpolate_inputs: bool
     #: name used in error messages
     _method = "baseline"
+
+    def __init__(self, center: bool = True, domain: tuple[float, float] | None = None,
+                 interpolate_inputs: bool = False) -> None:
+        """The parameters of the data handling, which every baseline passes on."""
+        self.center = center
+        self.domain = domain
+        self.interpolate_inputs = interpolate_inputs
 
     # -- to be provided by subclasses -------------------------------------
     def _check_params(self) -> None:  # pragma: no cover - trivial default
@@ -153,33 +156,14 @@ class FunctionalBaseline(FunctionalEstimator):
         raise NotImplementedError
 
     # -- public API -------------------------------------------------------
+    @fill_doc(fit_parameters=FIT_PARAMETERS_DOC)
     def fit(self, X: Any, Y: Any, locations: Any = None) -> FunctionalBaseline:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : array-like, DataArray or mapping of terms
-            Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`).
-        Y : DataArray, array or long DataFrame
-            Responses (see :func:`~fdakpl.data.preprocessing.prepare_response`);
-            NaN marks unobserved points.
-        locations : array-like, optional
-            Locations of the columns of an array ``Y``.
-
-        Returns
-        -------
-        self
+        %(fit_parameters)s
         """
-        self._check_params()
-        if Y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
-        Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)
-        obs, info = prepare_response(Y, locations, self.domain)
-        n = obs.n_samples
-        check_same_samples(n_samples_of(Xv), x_labels, n, info.labels, type(self).__name__)
-        self.response_info_ = info
-        self.input_spec_ = spec
-        self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
+        Xv, Xw, spec, obs, info = self._prepare_training_data(X, Y, locations, type(self).__name__)
+        self._set_training_info(info, spec)
         if self.center:
             self.mean_: MeanFunction | None = MeanFunction(obs, info.domain)
             obs = obs.with_values(obs.value - self.mean_(obs.location))
@@ -191,7 +175,7 @@ class FunctionalBaseline(FunctionalEstimator):
         else:
             uniq = np.unique(obs.location)
             self.grid_ = uniq if uniq.size <= 1000 else np.linspace(info.domain[0], info.domain[1], 200)
-        self.n_samples_fit_ = n
+        self.n_samples_fit_ = obs.n_samples
         return self
 
     def _inputs(self, X: Any) -> tuple[Any, Any, Any]:
@@ -199,12 +183,11 @@ class FunctionalBaseline(FunctionalEstimator):
         Xv, Xw, _, labels = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
         return Xv, Xw, labels
 
+    @fill_doc(predict_returns=PREDICT_RETURNS_DOC)
     def predict(self, X: Any, at: Any = None) -> Any:
         """Predicted curves at ``at`` (default: the training grid).
 
-        Returns a labelled DataArray ``(sample, <location>)`` when the model
-        was fitted on a DataArray or a long DataFrame, else a NumPy array
-        (1-d for a 1-d training response).
+        %(predict_returns)s
 
         Examples
         --------

@@ -9,8 +9,10 @@ import numpy as np
 from ..data.functional import Observations
 from ..data.integration import integration_weights
 from ..data.validation import check_int, check_number
-from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..kernels import Gaussian, Kernel
+from ..dictionaries import Dictionary, Fourier, make_dictionary, output_dictionary
+from ..docstrings import fill_doc
+from ..estimators.base import DATA_PARAMETERS_DOC
+from ..kernels import Kernel
 from ..solvers.closed_form import project_observations
 from ._base import FunctionalBaseline, curve_inputs
 
@@ -60,18 +62,31 @@ def random_fourier_features(Z: np.ndarray, omega: np.ndarray, offset: np.ndarray
     return np.sqrt(2.0 / J) * np.cos(Z @ omega + offset)
 
 
+#: the References section of 1BE and 3BE
+OLIVA_REFERENCES = """\
+References
+----------
+J. Oliva, W. Neiswanger, B. Póczos, E. Xing, H. Trac, S. Ho and
+J. Schneider (2015). Fast function to function regression. *AISTATS*."""
+
+
 class _ProjectionBase(FunctionalBaseline):
     """Output side of 1BE/3BE: coefficients of the (centred) responses on an output dictionary."""
 
-    dictionary: Any
-    integration: str
+    def __init__(self, dictionary: str | Dictionary = "auto", lam: float = 1e-3, center: bool = True,
+                 integration: str = "auto", domain: tuple[float, float] | None = None,
+                 interpolate_inputs: bool = False) -> None:
+        """The parameters of the output side and the data handling, shared by 1BE and 3BE."""
+        super().__init__(center, domain, interpolate_inputs)
+        self.dictionary = dictionary
+        self.lam = lam
+        self.integration = integration
+
+    def _check_params(self) -> None:
+        check_number(self.lam, "lam")
 
     def _output_coefficients(self, obs: Observations, domain: tuple[float, float]) -> np.ndarray:
-        if isinstance(self.dictionary, str) and self.dictionary == "auto":
-            few = np.unique(obs.location).size <= 21
-            dic = (PiecewiseLinear() if few else Fourier(10)).fit(obs, domain=domain)
-        else:
-            dic = make_dictionary(self.dictionary).fit(obs, domain=domain)
+        dic = output_dictionary(self.dictionary, obs.location).fit(obs, domain=domain)
         weights, self.integration_ = integration_weights(obs, domain, self.integration)
         phi = dic.evaluate(obs.grid if obs.grid is not None else obs.location)
         self.dictionary_ = dic
@@ -80,6 +95,7 @@ class _ProjectionBase(FunctionalBaseline):
         return _solve_gram(self.nu_, self.gram_)
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC, references=OLIVA_REFERENCES)
 class OneBasisEstimator(_ProjectionBase):
     """1BE: kernel ridge regressions of the output basis coefficients on the inputs.
 
@@ -107,13 +123,9 @@ class OneBasisEstimator(_ProjectionBase):
     center : bool, default True
     integration : {"auto", "quadrature", "plugin"}
         See :func:`fdakpl.estimators.kpl.integration_weights`.
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
-    References
-    ----------
-    J. Oliva, W. Neiswanger, B. Póczos, E. Xing, H. Trac, S. Ho and
-    J. Schneider (2015). Fast function to function regression. *AISTATS*.
+    %(references)s
 
     Examples
     --------
@@ -130,21 +142,12 @@ class OneBasisEstimator(_ProjectionBase):
     def __init__(self, dictionary: str | Dictionary = "auto", kernel: Kernel | None = None, lam: float = 1e-3,
                  center: bool = True, integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
-        self.dictionary = dictionary
+        super().__init__(dictionary, lam, center, integration, domain, interpolate_inputs)
         self.kernel = kernel
-        self.lam = lam
-        self.center = center
-        self.integration = integration
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
-
-    def _kernel(self) -> Kernel:
-        return Gaussian(1.0) if self.kernel is None else self.kernel
 
     def _check_params(self) -> None:
-        check_number(self.lam, "lam")
-        if not isinstance(self._kernel(), Kernel):
-            raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
+        super()._check_params()
+        self._kernel()
 
     def _fit(self, Xv: Any, Xw: Any, obs: Observations, domain: tuple[float, float]) -> None:
         C = self._output_coefficients(obs, domain)
@@ -167,6 +170,7 @@ class OneBasisEstimator(_ProjectionBase):
         return np.stack([KnU @ (UtC / (s + n * lam)[:, None]) @ phi for lam in lams])
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC, references=OLIVA_REFERENCES)
 class TripleBasisEstimator(_ProjectionBase):
     """3BE: basis coefficients in and out, random-feature ridge regression in between.
 
@@ -199,8 +203,7 @@ class TripleBasisEstimator(_ProjectionBase):
         draws fresh randomness.
     center : bool, default True
     integration : {"auto", "quadrature", "plugin"}
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
     Attributes
     ----------
@@ -208,10 +211,7 @@ class TripleBasisEstimator(_ProjectionBase):
     omega_, offset_ : random feature frequencies ``(c, J)`` and phases ``(J,)``
     weights_ : numpy.ndarray, shape (J, d)
 
-    References
-    ----------
-    J. Oliva, W. Neiswanger, B. Póczos, E. Xing, H. Trac, S. Ho and
-    J. Schneider (2015). Fast function to function regression. *AISTATS*.
+    %(references)s
 
     Examples
     --------
@@ -229,19 +229,14 @@ class TripleBasisEstimator(_ProjectionBase):
                  n_components: int = 200, sigma: float = 1.0, lam: float = 1e-3, random_state: Any = 0,
                  center: bool = True, integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
+        super().__init__(dictionary, lam, center, integration, domain, interpolate_inputs)
         self.input_dictionary = input_dictionary
-        self.dictionary = dictionary
         self.n_components = n_components
         self.sigma = sigma
-        self.lam = lam
         self.random_state = random_state
-        self.center = center
-        self.integration = integration
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
-        check_number(self.lam, "lam")
+        super()._check_params()
         check_number(self.sigma, "sigma")
         check_int(self.n_components, "n_components")
 

@@ -8,7 +8,9 @@ import numpy as np
 
 from ..data.functional import Observations, quadrature_weights
 from ..data.validation import check_int, check_number
-from ..kernels import Gaussian, Kernel, Laplace
+from ..docstrings import fill_doc
+from ..estimators.base import DATA_PARAMETERS_DOC
+from ..kernels import Kernel, Laplace, kernel_or_default
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
 from ._base import FunctionalBaseline, responses_on_grid
 
@@ -35,6 +37,7 @@ def fkrr_system(grid: np.ndarray, domain: tuple[float, float], output_kernel: Ke
     return sw[:, None] * Kout * sw[None, :], w
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class FunctionalKRR(FunctionalBaseline):
     """FKRR: kernel ridge regression in the function-valued RKHS of ``k_in(x, x') L``.
 
@@ -68,8 +71,7 @@ class FunctionalKRR(FunctionalBaseline):
     solver : {"eig", "sylvester"}
     n_grid : int, default 100
         Grid size for irregularly sampled (long) responses.
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
     Attributes
     ----------
@@ -99,29 +101,23 @@ class FunctionalKRR(FunctionalBaseline):
     def __init__(self, kernel: Kernel | None = None, output_kernel: Kernel | None = None, lam: float = 1e-3,
                  center: bool = True, solver: str = "eig", n_grid: int = 100,
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False) -> None:
+        super().__init__(center, domain, interpolate_inputs)
         self.kernel = kernel
         self.output_kernel = output_kernel
         self.lam = lam
-        self.center = center
         self.solver = solver
         self.n_grid = n_grid
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
-
-    def _kernel(self) -> Kernel:
-        return Gaussian(1.0) if self.kernel is None else self.kernel
 
     def _output_kernel(self) -> Kernel:
-        return Laplace(1.0) if self.output_kernel is None else self.output_kernel
+        return kernel_or_default(self.output_kernel, "output_kernel", Laplace(1.0))
 
     def _check_params(self) -> None:
         check_number(self.lam, "lam")
         check_int(self.n_grid, "n_grid", 2)
         if self.solver not in {"eig", "sylvester"}:
             raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")
-        for name, k in (("kernel", self._kernel()), ("output_kernel", self._output_kernel())):
-            if not isinstance(k, Kernel):
-                raise TypeError(f"{name} must be a fdakpl.kernels.Kernel, got {type(k).__name__}")
+        self._kernel()
+        self._output_kernel()
 
     def _fit(self, Xv: Any, Xw: Any, obs: Observations, domain: tuple[float, float]) -> None:
         grid, Y = responses_on_grid(obs, domain, self.n_grid)

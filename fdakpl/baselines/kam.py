@@ -11,7 +11,9 @@ import numpy as np
 from ..data.functional import Observations, quadrature_weights
 from ..data.validation import check_int, check_number
 from ..dictionaries import FPCA
-from ..kernels import Gaussian, Kernel
+from ..docstrings import fill_doc
+from ..estimators.base import DATA_PARAMETERS_DOC
+from ..kernels import Gaussian, Kernel, kernel_or_default
 from ..progress import progress as progress_bar
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
 from ._base import FunctionalBaseline, curve_inputs, responses_on_grid
@@ -106,6 +108,7 @@ def kam_output_gram(psi: np.ndarray, weights: np.ndarray, K_theta: np.ndarray) -
     return P.T @ K_theta @ P
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class KernelAdditiveModel(FunctionalBaseline):
     """KAM: nonlinear additive function-to-function model in an RKHS on (input location, output location, value).
 
@@ -154,8 +157,7 @@ class KernelAdditiveModel(FunctionalBaseline):
         input grid itself.
     n_grid : int, default 100
         Grid size for irregularly sampled (long) responses.
-    domain : (float, float), optional
-    interpolate_inputs : bool, default False
+    %(data_parameters)s
 
     References
     ----------
@@ -179,21 +181,19 @@ class KernelAdditiveModel(FunctionalBaseline):
                  value_kernel: Kernel | None = None, n_atoms: int = 20, lam: float = 1e-3, center: bool = True,
                  solver: str = "eig", input_points: int | None = None, n_grid: int = 100,
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False) -> None:
+        super().__init__(center, domain, interpolate_inputs)
         self.location_kernel = location_kernel
         self.output_location_kernel = output_location_kernel
         self.value_kernel = value_kernel
         self.n_atoms = n_atoms
         self.lam = lam
-        self.center = center
         self.solver = solver
         self.input_points = input_points
         self.n_grid = n_grid
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _kernels(self) -> tuple[Kernel, Kernel, Kernel]:
-        ks = tuple(Gaussian(0.1) if k is None else k
-                   for k in (self.location_kernel, self.output_location_kernel, self.value_kernel))
+        names = ("location_kernel", "output_location_kernel", "value_kernel")
+        ks = tuple(kernel_or_default(getattr(self, name), name, Gaussian(0.1)) for name in names)
         return ks  # type: ignore[return-value]
 
     def _check_params(self) -> None:
@@ -204,10 +204,7 @@ class KernelAdditiveModel(FunctionalBaseline):
             check_int(self.input_points, "input_points", 2)
         if self.solver not in {"eig", "sylvester"}:
             raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")
-        names = ("location_kernel", "output_location_kernel", "value_kernel")
-        for name, k in zip(names, self._kernels(), strict=True):
-            if not isinstance(k, Kernel):
-                raise TypeError(f"{name} must be a fdakpl.kernels.Kernel, got {type(k).__name__}")
+        self._kernels()
 
     def _curves(self, Xv: Any, Xw: Any) -> np.ndarray:
         vals, grid, _, dom = curve_inputs(Xv, Xw, self.input_spec_, self._method)

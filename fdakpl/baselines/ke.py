@@ -8,6 +8,8 @@ import numpy as np
 
 from ..data.functional import Observations
 from ..data.validation import check_number
+from ..docstrings import fill_doc
+from ..estimators.base import DATA_PARAMETERS_DOC
 from ._base import FunctionalBaseline, squared_distances
 
 __all__ = ["KernelEstimator", "nadaraya_watson"]
@@ -61,6 +63,7 @@ def nadaraya_watson(sqdist: np.ndarray, Y: np.ndarray, bandwidth: float) -> np.n
     return out
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class KernelEstimator(FunctionalBaseline):
     """KE: functional Nadaraya--Watson estimator with a Gaussian kernel on L2 distances.
 
@@ -85,10 +88,7 @@ class KernelEstimator(FunctionalBaseline):
     center : bool, default False
         Subtract the training mean function (it cancels in the averages
         except where responses are missing).
-    domain : (float, float), optional
-        Domain of the response curves.
-    interpolate_inputs : bool, default False
-        Fill NaN in input curves by linear interpolation.
+    %(data_parameters)s
 
     Attributes
     ----------
@@ -113,10 +113,8 @@ class KernelEstimator(FunctionalBaseline):
 
     def __init__(self, bandwidth: float = 1.0, center: bool = False, domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False) -> None:
+        super().__init__(center, domain, interpolate_inputs)
         self.bandwidth = bandwidth
-        self.center = center
-        self.domain = domain
-        self.interpolate_inputs = interpolate_inputs
 
     def _check_params(self) -> None:
         check_number(self.bandwidth, "bandwidth")

@@ -9,8 +9,8 @@ import numpy as np
 __all__ = ["check_int", "check_lam", "check_number"]
 
 
-def check_number(value: Any, name: str, *, positive: bool = True) -> float:
-    """A finite real number (``> 0`` when ``positive``), as a float.
+def check_number(value: Any, name: str, *, positive: bool = True, hint: str = "") -> float:
+    """A finite real number (``> 0`` when ``positive``), as a float (``hint`` ends the message of a non-number).
 
     Examples
     --------
@@ -22,7 +22,7 @@ def check_number(value: Any, name: str, *, positive: bool = True) -> float:
     ValueError: sigma must be a finite number > 0, got 0.0
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
+        raise TypeError(f"{name} must be a number{' > 0' if positive else ''}, got {value!r}{hint}")
     value = float(value)
     if not np.isfinite(value) or (positive and value <= 0):
         raise ValueError(f"{name} must be a finite number{' > 0' if positive else ''}, got {value}")
@@ -58,9 +58,4 @@ def check_lam(lam: Any, hint: str = "") -> float:
     ...
     ValueError: lam must be a finite number > 0, got -1.0
     """
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)):
-        raise TypeError(f"lam must be a number > 0, got {lam!r}{hint}")
-    lam = float(lam)
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam must be a finite number > 0, got {lam}")
-    return lam
+    return check_number(lam, "lam", hint=hint)

@@ -51,6 +51,19 @@ def _curve(values: Any, grid: np.ndarray, name: str, labels: np.ndarray, attrs: 
     return xr.DataArray(vals, dims=(SAMPLE, loc), coords={loc: np.asarray(grid, dtype=float)}, attrs=attrs)
 
 
+def _fdata(fd: dict[str, Any], name: str, labels: np.ndarray, **attrs: Any) -> xr.DataArray:
+    """An fda.usc ``fdata`` object (``data``, ``argvals``, ``rangeval``) as a curve; its range is the ``domain``."""
+    return _curve(fd["data"], fd["argvals"], name, labels, {**attrs, "domain": [float(v) for v in fd["rangeval"]]})
+
+
+def _fda_usc_attrs(name: str, description: str) -> dict[str, Any]:
+    """Provenance of data set ``name`` of fda.usc, read from the bundled ``<name>.rda``."""
+    file = f"{name}.rda"
+    return {"title": f"{name} data of the R package fda.usc",
+            "source": f"bundled {file} of fda.usc 2.2.0, read with rdata ({data_path(file)})",
+            "description": description, **_FDA_USC}
+
+
 def _factor(values: Any, r_name: str) -> xr.DataArray:
     cat = pd.Categorical(values)
     return xr.DataArray(np.asarray(cat.astype(str), dtype=object), dims=(SAMPLE,),
@@ -92,15 +105,11 @@ def load_aemet() -> xr.Dataset:
     for name in ("temp", "wind.speed", "logprec"):
         fd = raw[name]
         key = name.replace(".", "_")
-        data_vars[key] = _curve(fd["data"], fd["argvals"], key, labels,
-                                {"long_name": str(fd["names"]["main"]), "units": units[name], "r_name": name,
-                                 "location": "day of the year (0.5 ... 364.5)",
-                                 "domain": [float(v) for v in fd["rangeval"]]})
+        data_vars[key] = _fdata(fd, key, labels, long_name=str(fd["names"]["main"]), units=units[name], r_name=name,
+                                location="day of the year (0.5 ... 364.5)")
     ds = xr.Dataset(data_vars, coords={SAMPLE: labels})
-    ds.attrs.update({"title": "aemet data of the R package fda.usc",
-                     "source": f"bundled aemet.rda of fda.usc 2.2.0, read with rdata ({data_path('aemet.rda')})",
-                     "description": "Spanish weather stations, averages over 1980-2009 (AEMET, Government of Spain)",
-                     **_FDA_USC})
+    ds.attrs.update(_fda_usc_attrs(
+        "aemet", "Spanish weather stations, averages over 1980-2009 (AEMET, Government of Spain)"))
     return ds
 
 
@@ -127,17 +136,13 @@ def load_poblenou() -> xr.Dataset:
     raw = _read("poblenou.rda", "poblenou")
     df, fd = raw["df"], raw["nox"]
     labels = np.asarray(df["date"].astype(str), dtype=str)
-    nox = _curve(fd["data"], fd["argvals"], "nox", labels,
-                 {"long_name": "NOx levels", "units": "micrograms per cubic metre", "r_name": "nox",
-                  "location": "hour of the day (0 ... 23)", "domain": [float(v) for v in fd["rangeval"]]})
+    nox = _fdata(fd, "nox", labels, long_name="NOx levels", units="micrograms per cubic metre", r_name="nox",
+                 location="hour of the day (0 ... 23)")
     ds = xr.Dataset({"date": xr.DataArray(labels.astype(object), dims=(SAMPLE,), attrs={"r_name": "date"}),
                      "day_week": _factor(df["day.week"], "day.week"),
                      "day_festive": _factor(df["day.festive"], "day.festive"), "nox": nox},
                     coords={SAMPLE: labels})
-    ds.attrs.update({"title": "poblenou data of the R package fda.usc",
-                     "source": f"bundled poblenou.rda of fda.usc 2.2.0, read with rdata ({data_path('poblenou.rda')})",
-                     "description": "hourly NOx at Poblenou, Barcelona, 2005-02-23 to 2005-06-26",
-                     **_FDA_USC})
+    ds.attrs.update(_fda_usc_attrs("poblenou", "hourly NOx at Poblenou, Barcelona, 2005-02-23 to 2005-06-26"))
     return ds
 
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .base import Dictionary
 from .bspline import BSpline
 from .fourier import Fourier, RandomFourier
@@ -50,7 +52,9 @@ __all__ = [
     "PiecewiseLinear",
     "RandomFourier",
     "Wavelet",
+    "default_dictionary",
     "make_dictionary",
+    "output_dictionary",
 ]
 
 
@@ -68,6 +72,22 @@ _FAMILIES: dict[str, type[Dictionary]] = {
     "learned": Learned,
     "learnt": Learned,
 }
+
+
+#: ``dictionary="auto"`` is the piecewise-linear basis on the observed locations up to this many of them
+AUTO_PIECEWISE_MAX = 21
+
+
+def default_dictionary(n_locations: int) -> Dictionary:
+    """The dictionary of ``dictionary="auto"`` for responses observed at ``n_locations`` distinct locations:
+    the piecewise-linear basis on them up to ``AUTO_PIECEWISE_MAX`` (21), else Fourier with 10 frequencies.
+
+    Examples
+    --------
+    >>> default_dictionary(12), default_dictionary(55)
+    (PiecewiseLinear(grid=None, domain=None), Fourier(n_freqs=10, domain=None))
+    """
+    return PiecewiseLinear() if n_locations <= AUTO_PIECEWISE_MAX else Fourier(n_freqs=10)
 
 
 def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
@@ -116,3 +136,28 @@ def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
         f"unknown dictionary {spec!r}; use one of {sorted(_FAMILIES)} or a PyWavelets discrete "
         "wavelet name such as 'db3'"
     )
+
+
+def output_dictionary(spec: str | Dictionary, locations: Any) -> Dictionary:
+    """The unfitted output dictionary of an estimator's ``dictionary`` parameter.
+
+    ``"auto"`` (the estimators' default) gives hat functions on the response locations when
+    there are at most 21 distinct ones, else Fourier with 10 frequencies (:func:`default_dictionary`);
+    anything else goes to :func:`make_dictionary`.
+
+    Parameters
+    ----------
+    spec : str or Dictionary
+    locations : array-like
+        The response locations (only counted for ``"auto"``).
+
+    Examples
+    --------
+    >>> output_dictionary("auto", [0.0, 0.5, 1.0, 0.5])
+    PiecewiseLinear(grid=None, domain=None)
+    >>> type(output_dictionary("auto", range(100))).__name__
+    'Fourier'
+    """
+    if isinstance(spec, str) and spec == "auto":
+        return default_dictionary(np.unique(np.asarray(locations)).size)
+    return make_dictionary(spec)

@@ -59,8 +59,12 @@ from sklearn.utils.validation import check_is_fitted
 from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
 from ..data.validation import check_lam
-from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..kernels import Gaussian, Kernel, check_spd, make_output_matrix
+from ..dictionaries import (
+    Dictionary,
+    Fourier,  # noqa: F401  (the examples in the docstrings use it)
+    output_dictionary,
+)
+from ..kernels import Kernel, check_spd, make_output_matrix
 from ..notices import warn
 from ..selection import DEFAULT_LAMBDAS
 from ..solvers.features import (
@@ -183,12 +187,6 @@ class ApproxKPLRegressor(FunctionalEstimator):
         self.criterion = criterion
 
     # ------------------------------------------------------------------
-    def _kernel(self) -> Kernel:
-        k = Gaussian(1.0) if self.kernel is None else self.kernel
-        if not isinstance(k, Kernel):
-            raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
-        return k
-
     def _lams(self) -> np.ndarray | None:
         lam = self.lam
         if isinstance(lam, str):
@@ -222,10 +220,6 @@ class ApproxKPLRegressor(FunctionalEstimator):
         if self.approx is not None and not isinstance(self.approx, FeatureMap):
             raise TypeError(f"approx must be Nystroem(...) or RandomFourierFeatures(...), got {self.approx!r}")
 
-    def _make_dictionary(self, q: int) -> Dictionary:
-        if isinstance(self.dictionary, str) and self.dictionary == "auto":
-            return PiecewiseLinear() if q <= 21 else Fourier(n_freqs=10)
-        return make_dictionary(self.dictionary)
 
     # ------------------------------------------------------------------
     def fit(self, X: Any, Y: Any, locations: Any = None) -> ApproxKPLRegressor:
@@ -244,9 +238,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         """
         from ..solvers import streaming as st
 
-        self._check_params()
-        if Y is None:
-            raise ValueError("ApproxKPLRegressor requires y to be passed, but the target y is None")
+        self._check_fit_arguments(Y)
         kernel = self._kernel()
         inputs = st.as_inputs(X, interpolate=self.interpolate_inputs)
         resp = st.as_response(Y, locations, self.domain)
@@ -257,8 +249,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         grid = info.grid
         assert grid is not None
         dom = info.domain
-        self.response_info_, self.input_spec_ = info, inputs.spec
-        self.n_features_in_ = inputs.spec.n_features if isinstance(inputs.spec.n_features, int) else None
+        self._set_training_info(info, inputs.spec)
 
         # pass 1: sums and counts per grid point (mean function, fully observed or not)
         sums, counts = st.mean_pass(plan, progress=self.progress)
@@ -273,7 +264,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         mean_on_grid = self.mean_(grid) if self.mean_ is not None else None
 
         # dictionary, Gram, B
-        dic = self._make_dictionary(grid.size)
+        dic = output_dictionary(self.dictionary, grid)
         if dic.data_dependent:
             sample = st.take_rows(resp.values, _subsample(n, self.dictionary_sample, self.random_state))
             if mean_on_grid is not None:

@@ -14,10 +14,50 @@ import xarray as xr
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.functional import SAMPLE
-from ..data.preprocessing import MeanFunction, prepare_response
+from ..data.functional import SAMPLE, Observations
+from ..data.preprocessing import (
+    InputSpec,
+    MeanFunction,
+    check_same_samples,
+    n_samples_of,
+    prepare_inputs,
+    prepare_response,
+)
+from ..kernels import Kernel, kernel_or_default
 
-__all__ = ["FunctionalEstimator", "integrated_r2", "unsupported_atoms_message"]
+__all__ = ["DATA_PARAMETERS_DOC", "FIT_PARAMETERS_DOC", "PREDICT_RETURNS_DOC", "FunctionalEstimator", "integrated_r2",
+           "unsupported_atoms_message"]
+
+#: the Parameters and Returns sections of ``fit(X, Y, locations=None)`` for in-memory data
+FIT_PARAMETERS_DOC = """\
+Parameters
+----------
+X : array-like, DataArray or mapping of terms
+    Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`).
+Y : DataArray, array or long DataFrame
+    Responses (see :func:`~fdakpl.data.preprocessing.prepare_response`);
+    NaN marks unobserved points.
+locations : array-like, optional
+    Locations of the columns of an array ``Y``.
+
+Returns
+-------
+self"""
+
+#: the parameters the base class's data handling reads, as every estimator documents them
+DATA_PARAMETERS_DOC = """\
+domain : (float, float), optional
+    Domain of the response curves; defaults to the range of the
+    response locations (``[0, 1]`` for plain arrays).
+interpolate_inputs : bool, default False
+    Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
+    instead of raising."""
+
+#: what ``predict(X, at=None)`` returns
+PREDICT_RETURNS_DOC = """\
+Returns a labelled DataArray ``(sample, <location>)`` when the model
+was fitted on a DataArray or a long DataFrame, else a NumPy array
+(1-d for a 1-d training response)."""
 
 
 def integrated_r2(obs_value: np.ndarray, pred: np.ndarray, ybar: np.ndarray) -> float:
@@ -82,6 +122,37 @@ class FunctionalEstimator(RegressorMixin, BaseEstimator):
         pred = Yhat[obs.index, obs.grid_index]
         ybar = MeanFunction(obs, info.domain)(obs.location)
         return integrated_r2(obs.value, pred, ybar)
+
+    def _kernel(self) -> Kernel:
+        """The input kernel of the estimators that have a ``kernel`` parameter (``Gaussian(1.0)`` for None)."""
+        return kernel_or_default(self.kernel)  # type: ignore[attr-defined]
+
+    def _check_fit_arguments(self, Y: Any) -> None:
+        """First thing in ``fit``: valid parameters (the subclass's ``_check_params``) and a target given."""
+        self._check_params()  # type: ignore[attr-defined]
+        if Y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+
+    def _prepare_training_data(self, X: Any, Y: Any, locations: Any, who: str
+                               ) -> tuple[Any, Any, InputSpec, Observations, Any]:
+        """Checked arguments of ``fit`` prepared for the solvers: ``(Xv, Xw, spec, obs, info)``.
+
+        Inputs by :func:`~fdakpl.data.preprocessing.prepare_inputs`, responses by
+        :func:`~fdakpl.data.preprocessing.prepare_response`, checked to describe the same samples
+        (``who`` names the method in the message). Sets no attribute: the caller records ``info`` and
+        ``spec`` with :meth:`_set_training_info` once its own checks have passed.
+        """
+        self._check_fit_arguments(Y)
+        Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)  # type: ignore[attr-defined]
+        obs, info = prepare_response(Y, locations, self.domain)  # type: ignore[attr-defined]
+        check_same_samples(n_samples_of(Xv), x_labels, obs.n_samples, info.labels, who)
+        return Xv, Xw, spec, obs, info
+
+    def _set_training_info(self, info: Any, spec: InputSpec) -> None:
+        """Record the training responses' description and the input layout (``n_features_in_`` when it is an int)."""
+        self.response_info_ = info
+        self.input_spec_ = spec
+        self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
 
     def _as_given(self, Yhat: np.ndarray, theta: np.ndarray, labels: Any, at: Any, add_mean: bool = True) -> Any:
         """Predictions ``Yhat`` (sample x location) in the form the training responses had: the mean function

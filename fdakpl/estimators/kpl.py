@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any
 
 import numpy as np
@@ -14,15 +13,17 @@ from ..data.functional import Observations, check_domain, check_locations
 from ..data.integration import integration_weights
 from ..data.preprocessing import (
     center_responses,
-    check_same_samples,
-    n_samples_of,
     prepare_inputs,
-    prepare_response,
     response_scale,
 )
 from ..data.validation import check_lam
-from ..dictionaries import Dictionary, Fourier, PiecewiseLinear, make_dictionary
-from ..kernels import Gaussian, Identity, Kernel, check_spd, make_output_matrix
+from ..dictionaries import (
+    Dictionary,
+    Fourier,  # noqa: F401  (the examples in the docstrings use it)
+    output_dictionary,
+)
+from ..docstrings import fill_doc
+from ..kernels import Identity, Kernel, check_spd, make_output_matrix
 from ..notices import warn
 from ..solvers.closed_form import (
     decompose,
@@ -34,100 +35,24 @@ from ..solvers.closed_form import (
 )
 from ..solvers.design import point_design
 from ..solvers.dispatch import resolve_solver, solve_kpl
-from .base import FunctionalEstimator, unsupported_atoms_message
+from ..solvers.memory import MEMORY_FRACTION, SMALL_PROBLEM_BYTES, check_exact_memory  # noqa: F401 (re-exported)
+from .base import (
+    DATA_PARAMETERS_DOC,
+    FIT_PARAMETERS_DOC,
+    PREDICT_RETURNS_DOC,
+    FunctionalEstimator,
+    unsupported_atoms_message,
+)
 
 __all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
 
-#: fraction of the available memory that the exact solver may plan to use (see :func:`check_exact_memory`)
-MEMORY_FRACTION = 0.5
 #: from this many training curves, ``solver="auto"`` with the square loss solves for its one lambda by
-#: :func:`fdakpl.solvers.closed_form.ridge_single` (Cholesky or tridiagonal reduction) instead of the full
+#: :func:`fdakpl.solvers.closed_form.ridge_single` (Cholesky factorisations, preconditioned conjugate gradients or a
+#: tridiagonal reduction) instead of the full
 #: eigendecomposition of ``K``; measured (benchmarks/bench_single_lambda.py, one BLAS thread): the single route
 #: is 2x (B = 1.5^-scale) to 5x (B = I) faster from n = 250 on; below 500 curves the eigendecomposition costs
 #: under 25 ms and is kept, as it gives the whole lambda path (``decomposition_``) for free
 SINGLE_LAMBDA_MIN_N = 500
-#: below this estimate (64 MiB, n of about 1,000) the available memory is not read: any machine has it
-SMALL_PROBLEM_BYTES = 64 * 2**20
-
-
-def _available_memory() -> float | None:
-    try:
-        import psutil
-
-        return float(psutil.virtual_memory().available)
-    except ImportError:
-        try:
-            return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-        except (ValueError, OSError, AttributeError):  # pragma: no cover - platform without sysconf
-            return None
-
-
-def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> float:
-    """Refuse, before allocating anything, a problem too large for the exact (``n x n``) solvers.
-
-    The exact solvers hold the kernel matrix, its eigenvectors, LAPACK's
-    workspace and the leave-one-out / GCV path (about ``7 n^2`` doubles at
-    the peak, measured: 6.2 for ``n = 3000``), plus the observed points.
-
-    Parameters
-    ----------
-    n_samples : int
-        Number of training curves ``n``.
-    n_points : int
-        Number of observed response points.
-    limit : None, float or str
-        Bytes the fit may use: ``None`` reads the environment variable
-        ``FDAKPL_MEMORY_LIMIT`` (bytes, or ``"inf"``), else takes
-        ``MEMORY_FRACTION`` (one half) of the available memory (psutil, or
-        ``os.sysconf``; not read when the estimate is below ``SMALL_PROBLEM_BYTES``);
-        ``float("inf")`` or ``"inf"`` turns the check off.
-
-    Returns
-    -------
-    float
-        The estimated peak memory in bytes.
-
-    Raises
-    ------
-    ValueError
-        If the estimate exceeds the limit; the message gives both and points
-        to the approximate solver (:mod:`fdakpl.estimators.approx`).
-
-    Examples
-    --------
-    >>> check_exact_memory(1000) / 2**20  # MiB
-    53.40576171875
-    >>> check_exact_memory(200_000, limit=16e9)
-    Traceback (most recent call last):
-    ...
-    ValueError: n_samples = 200000 curves need about 2.2e+03 GB for the exact KPL solver (limit 16 GB: ...)...approx=...
-    """
-    estimate = 8.0 * (7.0 * float(n_samples) ** 2 + 4.0 * float(n_points))
-    if limit is None:
-        limit = os.environ.get("FDAKPL_MEMORY_LIMIT")
-    if limit is None:
-        if estimate < SMALL_PROBLEM_BYTES:  # no memory read for a small fit (it costs more than the fit)
-            return estimate
-        avail = _available_memory()
-        if avail is None:  # pragma: no cover - cannot tell
-            return estimate
-        limit, how = MEMORY_FRACTION * avail, f"half of the {avail / 1e9:.3g} GB available"
-    else:
-        try:
-            limit = float(limit)
-        except (TypeError, ValueError):
-            raise ValueError(f"memory_limit must be a number of bytes or 'inf', got {limit!r}") from None
-        how = "memory_limit"
-    if estimate > limit:
-        raise ValueError(
-            f"n_samples = {n_samples} curves need about {estimate / 1e9:.2g} GB for the exact KPL solver "
-            f"(limit {limit / 1e9:.3g} GB: {how}); it stores n x n matrices. Use the approximate solver "
-            "(fdakpl.estimators.approx): approx=fdakpl.Nystroem(500) or approx=fdakpl.RandomFourierFeatures(500) in "
-            "KPLRegressor or FunctionalRegression; or raise the limit with memory_limit=<bytes> "
-            "(KPLRegressor) or the environment variable FDAKPL_MEMORY_LIMIT=<bytes> ('inf' turns the check off)"
-        )
-    return estimate
-
 
 
 @functools.cache
@@ -135,6 +60,7 @@ def _param_names(cls: type) -> list[str]:
     return BaseEstimator._get_param_names.__func__(cls)  # type: ignore[attr-defined]
 
 
+@fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class KPLRegressor(FunctionalEstimator):
     """Kernel-based projection learning for functional (curve) responses.
 
@@ -201,12 +127,7 @@ class KPLRegressor(FunctionalEstimator):
     integration : {"auto", "quadrature", "plugin"}
         How inner products ``<y_i, phi_l>`` are estimated; see
         :func:`integration_weights`.
-    domain : (float, float), optional
-        Domain of the response curves; defaults to the range of the
-        response locations (``[0, 1]`` for plain arrays).
-    interpolate_inputs : bool, default False
-        Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
-        instead of raising.
+    %(data_parameters)s
     approx : Nystroem or RandomFourierFeatures, optional
         Approximate the kernel by an explicit feature map and solve in primal
         form from streamed sufficient statistics (many curves, dask data):
@@ -236,7 +157,8 @@ class KPLRegressor(FunctionalEstimator):
         The solver used (``"auto"`` resolved).
     route_ : str or None
         How the closed form was solved: ``"eigendecomposition"`` (``decomposition_`` holds the lambda
-        path), ``"cholesky"`` or ``"tridiagonal"`` (single-lambda route), None for the other solvers.
+        path), ``"cholesky"``, ``"cholesky_cg"`` or ``"tridiagonal"`` (single-lambda route:
+        :func:`fdakpl.solvers.shifted.solve_shifted`), None for the other solvers.
     loss_ : GroundLoss
         The loss fitted, at the responses' scale when its parameter is relative.
     response_scale_ : float or None
@@ -293,57 +215,29 @@ class KPLRegressor(FunctionalEstimator):
         return _param_names(cls)  # inspect.signature once per class (clone, get_params in cross-validation)
 
     # ------------------------------------------------------------------
-    def _kernel(self) -> Kernel:
-        return Gaussian(1.0) if self.kernel is None else self.kernel
-
-    def _check_params(self) -> tuple[str, Any]:
-        solver_loss = resolve_solver(self.solver, self.loss)
+    def _check_params(self) -> None:
+        resolve_solver(self.solver, self.loss)
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
         check_lam(self.lam, "; choose it with fdakpl.FunctionalRegression")
         check_domain(self.domain)
-        if not isinstance(self._kernel(), Kernel):
-            raise TypeError(f"kernel must be a fdakpl.kernels.Kernel, got {type(self.kernel).__name__}")
-        return solver_loss
+        self._kernel()
 
-    def _make_dictionary(self, obs: Observations) -> Dictionary:
-        if isinstance(self.dictionary, str) and self.dictionary == "auto":
-            q = np.unique(obs.location).size
-            return PiecewiseLinear() if q <= 21 else Fourier(n_freqs=10)
-        return make_dictionary(self.dictionary)
-
+    @fill_doc(fit_parameters=FIT_PARAMETERS_DOC)
     def fit(self, X: Any, Y: Any, locations: Any = None) -> KPLRegressor:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : array-like, DataArray or mapping of terms
-            Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`).
-        Y : DataArray, array or long DataFrame
-            Responses (see :func:`~fdakpl.data.preprocessing.prepare_response`).
-        locations : array-like, optional
-            Locations of the columns of an array ``Y``.
-
-        Returns
-        -------
-        self
+        %(fit_parameters)s
         """
         if getattr(self, "approx", None) is not None:
             from .approx import fit_approx
 
             return fit_approx(self, X, Y, locations)
         self.approx_ = None
-        solver_loss = self._check_params()
-        if Y is None:
-            raise ValueError("KPLRegressor requires y to be passed, but the target y is None")
-        Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)
-        obs, info = prepare_response(Y, locations, self.domain)
+        Xv, Xw, spec, obs, info = self._prepare_training_data(X, Y, locations, "KPL")
         n = obs.n_samples
-        check_same_samples(n_samples_of(Xv), x_labels, n, info.labels)
         check_exact_memory(n, obs.index.size, self.memory_limit)  # before any n x n allocation
-        self.response_info_ = info
-        self.input_spec_ = spec
-        self.n_features_in_ = spec.n_features if isinstance(spec.n_features, int) else None
+        self._set_training_info(info, spec)
         if getattr(spec, "feature_names", None) is not None:
             self.feature_names_in_ = np.asarray(spec.feature_names, dtype=object)
         else:
@@ -351,14 +245,14 @@ class KPLRegressor(FunctionalEstimator):
         dom = info.domain
 
         # loss at the scale of the responses (unit-free parameters), then centring: one step for every loss
-        self.solver_, loss = solver_loss
+        self.solver_, loss = resolve_solver(self.solver, self.loss)
         self.response_scale_ = response_scale(obs, dom) if loss.relative else None
         self.loss_ = loss if self.response_scale_ is None else loss.at_scale(self.response_scale_)
         self.mean_, obs_c = center_responses(obs, dom, self.center,
                                              None if self.loss_.is_square else self.loss_.derivative)
 
         # dictionary, Gram, B
-        dic = self._make_dictionary(obs_c).fit(obs_c, domain=dom)
+        dic = output_dictionary(self.dictionary, obs_c.location).fit(obs_c, domain=dom)
         self.dictionary_ = dic
         G = dic.gram()
         identity = isinstance(make_output_matrix(self.output_matrix), Identity)  # B = I: nothing to check
@@ -441,12 +335,11 @@ class KPLRegressor(FunctionalEstimator):
         Kn = self._kernel().checked_matrix(Xv, self.X_fit_, Xw)  # both checked by prepare_inputs
         return Kn @ self.coef_B_, labels
 
+    @fill_doc(predict_returns=PREDICT_RETURNS_DOC)
     def predict(self, X: Any, at: Any = None) -> Any:
         """Predicted curves at ``at`` (default: the training grid).
 
-        Returns a labelled DataArray ``(sample, <location>)`` when the model
-        was fitted on a DataArray or a long DataFrame, else a NumPy array
-        (1-d for a 1-d training response).
+        %(predict_returns)s
 
         Examples
         --------

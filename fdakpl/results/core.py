@@ -20,6 +20,7 @@ from ..diagnostics import (
     lambda_star,
     representation_error,
 )
+from ..docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc
 from ..estimators.kpl import KPLRegressor
 from ..notices import InterpolationWarning, said_once
 from .inference import InferenceMixin
@@ -433,6 +434,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
                 f"d={est.dictionary_.n_atoms_}, lambda={self.lam:.3g} ({self.lam_how}), solver={self.solver}>")
 
     # ------------------------------------------------------------------ plots
+    @fill_doc(figure_returns=FIGURE_RETURNS, fit=dti_fit_example(plot=True))
     def plot(self, samples: Any = None, bands: Any = None):
         """Overview figure: observed vs fitted curves, pointwise R^2, the lambda path, leading atoms.
 
@@ -443,16 +445,11 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         bands : (lower, upper), optional
             Prediction bands (from :meth:`prediction_bands`) drawn around the curves.
 
-        Returns
-        -------
-        matplotlib.figure.Figure
+        %(figure_returns)s
 
         Examples
         --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-        ...                            progress=False).fit()
+        %(fit)s
         >>> len(res.plot().axes)
         4
         """

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..docstrings import dti_fit_example, fill_doc
 from ..kernels import Product, Sum
 from ..progress import progress as bar
 from ..selection import DEFAULT_LAMBDAS, ridge_path
@@ -116,6 +117,7 @@ class _LooPath:
         return ridge_path(dec, self.phi, self.obs, self.w, lams, loo=True).loo
 
 
+@fill_doc(fit=dti_fit_example("rcst ~ cca + pasat"))
 def term_importance(res: Any, terms: list[str] | None = None, n_permutations: int = 99, random_state: Any = 0,
                     progress: bool | None = None) -> TermImportance:
     """Drop and permutation importance of each term from the closed-form LOO error.
@@ -140,9 +142,7 @@ def term_importance(res: Any, terms: list[str] | None = None, n_permutations: in
 
     Examples
     --------
-    >>> from fdakpl import FunctionalRegression, datasets
-    >>> res = FunctionalRegression("rcst ~ cca + pasat", datasets.dti_first_visits(), interpolate_inputs=True,
-    ...                            progress=False).fit()
+    %(fit)s
     >>> imp = term_importance(res, n_permutations=9)
     >>> imp.terms, imp.p_value.shape
     (['cca', 'scalars'], (2,))

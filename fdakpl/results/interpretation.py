@@ -28,6 +28,7 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE
+from ..docstrings import dti_fit_example, fill_doc
 from ..formula import SCALARS
 from ..kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Linear, Product, SmoothedLinear, Sum
 from ..notices import InterpolationWarning, said_once
@@ -390,15 +391,14 @@ def coefficient_surface_of(res: Any, term: str, reference: Any = None, at: Any =
                              f"beta_{term}", attrs)
 
 
+@fill_doc(fit=dti_fit_example())
 def effect_surface_of(res: Any, term: str, newdata: Any = None, at: Any = None, average: bool = True
                       ) -> xr.DataArray:
     """Labelled :func:`effect_surface` (average over ``newdata``'s curves, default the training curves).
 
     Examples
     --------
-    >>> from fdakpl import FunctionalRegression, datasets
-    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-    ...                            progress=False).fit()
+    %(fit)s
     >>> effect_surface_of(res, "cca").dims
     ('cca_loc', 'rcst_loc')
     """
@@ -428,6 +428,7 @@ def effect_surface_of(res: Any, term: str, newdata: Any = None, at: Any = None, 
                         attrs={"term": term, **attrs})
 
 
+@fill_doc(fit=dti_fit_example("rcst ~ cca + C(sex)"))
 def partial_dependence_of(res: Any, variable: str, values: Any = None, at: Any = None) -> xr.DataArray:
     """Labelled :func:`partial_dependence` for a scalar covariate or factor of the formula.
 
@@ -435,9 +436,7 @@ def partial_dependence_of(res: Any, variable: str, values: Any = None, at: Any =
 
     Examples
     --------
-    >>> from fdakpl import FunctionalRegression, datasets
-    >>> res = FunctionalRegression("rcst ~ cca + C(sex)", datasets.dti_first_visits(), interpolate_inputs=True,
-    ...                            progress=False).fit()
+    %(fit)s
     >>> partial_dependence_of(res, "sex").dims
     ('value', 'rcst_loc')
     """
@@ -498,6 +497,7 @@ class InterpretationMixin:
 
         return effect_surface_of(self, term, newdata, at, average)
 
+    @fill_doc(fit=dti_fit_example(plot=True))
     def plot_surface(self, term: str, kind: str = "auto", bands: Any = None):
         """Heat map with contours of a term's surface (:func:`fdakpl.results.interpretation_plots.plot_surface`).
 
@@ -507,10 +507,7 @@ class InterpretationMixin:
 
         Examples
         --------
-        >>> import matplotlib; matplotlib.use("Agg")
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-        ...                            progress=False).fit()
+        %(fit)s
         >>> len(res.plot_surface("cca").axes)
         2
         """

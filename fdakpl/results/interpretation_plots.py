@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..docstrings import FIGURE_RETURNS, fill_doc
+
 __all__ = ["plot_partial_dependence", "plot_surface"]
 
 
@@ -24,6 +26,7 @@ def _panel(ax: Any, surface: xr.DataArray, vmax: float, cmap: str, n_contours: i
     return mesh
 
 
+@fill_doc(figure_returns=FIGURE_RETURNS)
 def plot_surface(surface: xr.DataArray, bands: xr.Dataset | None = None, *, cmap: str = "RdBu_r",
                  n_contours: int = 8, title: str | None = None):
     """Heat map with labelled contours of a surface ``(term location, response location)``.
@@ -42,9 +45,7 @@ def plot_surface(surface: xr.DataArray, bands: xr.Dataset | None = None, *, cmap
     n_contours : int
     title : str, optional
 
-    Returns
-    -------
-    matplotlib.figure.Figure
+    %(figure_returns)s
 
     Examples
     --------

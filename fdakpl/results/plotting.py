@@ -8,10 +8,12 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE, location_dim
+from ..docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc
 
 __all__ = ["plot_predictions"]
 
 
+@fill_doc(figure_returns=FIGURE_RETURNS)
 def plot_predictions(observed: xr.DataArray, predicted: xr.DataArray, samples: Any = None, *,
                      ncols: int = 3, title: str | None = None, band: tuple[xr.DataArray, xr.DataArray] | None = None):
     """Small multiples of observed points and predicted curves.
@@ -30,9 +32,7 @@ def plot_predictions(observed: xr.DataArray, predicted: xr.DataArray, samples: A
     band : (lower, upper), optional
         Prediction band to shade.
 
-    Returns
-    -------
-    matplotlib.figure.Figure
+    %(figure_returns)s
 
     Examples
     --------
@@ -75,6 +75,7 @@ def plot_predictions(observed: xr.DataArray, predicted: xr.DataArray, samples: A
     return fig
 
 
+@fill_doc(figure_returns=FIGURE_RETURNS, fit=dti_fit_example(plot=True))
 def plot_overview(res: Any, samples: Any = None, bands: Any = None):
     """Four panels: observed vs fitted curves, pointwise R^2, the lambda path, the leading atoms.
 
@@ -86,16 +87,11 @@ def plot_overview(res: Any, samples: Any = None, bands: Any = None):
     bands : (lower, upper), optional
         Bands for the drawn samples.
 
-    Returns
-    -------
-    matplotlib.figure.Figure
+    %(figure_returns)s
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg")
-    >>> from fdakpl import FunctionalRegression, datasets
-    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-    ...                            progress=False).fit()
+    %(fit)s
     >>> fig = plot_overview(res)
     >>> [ax.get_title() for ax in fig.axes][1]
     'Pointwise $R^2(\\\\theta)$'

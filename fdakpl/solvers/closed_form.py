@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.linalg import lapack
 
 from ..data.functional import Observations
 from ..data.validation import check_lam
+from .shifted import solve_shifted
 
 __all__ = [
     "RidgeDecomposition",
@@ -36,12 +36,6 @@ __all__ = [
     "ridge_single",
     "ridge_sylvester",
 ]
-
-#: the single-lambda route factorises ``e_l K + n lam I`` once per distinct eigenvalue ``e_l`` of
-#: ``B^1/2 G B^1/2`` by Cholesky while there are at most this many distinct values, else reduces ``K`` to
-#: tridiagonal form once (measured, one BLAS thread: the reduction costs about four Cholesky factorisations)
-MAX_CHOLESKY_FACTORS = 3
-
 
 def project_observations(obs: Observations, phi_at: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Inner products ``nu_il = sum_p c_ip y_ip phi_l(theta_ip)`` as an ``(n, d)`` array.
@@ -204,18 +198,21 @@ def ridge_single(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray, lam
 
     With ``B^{1/2} G B^{1/2} = V diag(e) V^T`` (``d x d``, cheap) and ``Z = A B^{1/2} V``, the system
     ``K A (B G) + n lam A = N`` splits into one ``n x n`` system per atom,
-    ``(e_l K + n lam I) z_l = (N B^{1/2} V)_l``, all symmetric positive definite. They are solved by one
-    Cholesky factorisation per distinct ``e_l`` (``n^3 / 3`` each: one in all for an orthonormal dictionary
-    with ``B = I``) when there are at most :data:`MAX_CHOLESKY_FACTORS` of them, else by one reduction
-    ``K = Q T Q^T`` to tridiagonal form (LAPACK ``dsytrd``, ``4 n^3 / 3``) and ``d`` tridiagonal solves
-    (``dptsv``, ``O(n)`` each). Atoms with ``e_l = 0`` (redundant dictionaries) get ``z_l = r_l / (n lam)``.
-    The full eigendecomposition (:func:`decompose`) costs several times more and is only worth it for a
-    lambda path.
+    ``(e_l K + n lam I) z_l = (N B^{1/2} V)_l``, all symmetric positive definite, that is
+    ``(K + t_l I) z_l = r_l / e_l`` with shifts ``t_l = n lam / e_l``:
+    :func:`fdakpl.solvers.shifted.solve_shifted` solves them by one Cholesky factorisation per distinct shift
+    (``n^3 / 3`` each: one in all for an orthonormal dictionary with ``B = I``), or, when the shifts are many,
+    by a factorisation at an anchor shift per group of nearby shifts and conjugate gradients preconditioned by
+    it for the others (condition number at most the square root of the group's span, so a bounded number of
+    iterations; stopped by a residual bound, with a factorisation as fall-back), or by one reduction of ``K`` to
+    tridiagonal form, whichever its cost model says is cheapest. Atoms with ``e_l = 0`` (redundant
+    dictionaries) get ``z_l = r_l / (n lam)``. The full eigendecomposition (:func:`decompose`) costs several
+    times more and is only worth it for a lambda path.
 
     Returns
     -------
     A : numpy.ndarray, shape (n, d)
-    route : {"cholesky", "tridiagonal"}
+    route : {"cholesky", "cholesky_cg", "tridiagonal"}
 
     Examples
     --------
@@ -224,7 +221,7 @@ def ridge_single(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray, lam
     >>> G = np.eye(4) + 0.1; B = np.diag([1.0, 0.5, 0.25, 0.125])
     >>> A, route = ridge_single(K, G, B, N, 1e-3)
     >>> route, bool(np.allclose(A, ridge_coef(decompose(K, G, B, N), 1e-3), rtol=1e-10, atol=1e-12))
-    ('tridiagonal', True)
+    ('cholesky', True)
     """
     lam = check_lam(lam)
     n, d = _check_shapes(K, G, B, N)
@@ -234,57 +231,11 @@ def ridge_single(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray, lam
     shift = n * lam
     zero = e <= 1e-14 * max(float(e.max()), 1e-300)
     Z[:, zero] = R[:, zero] / shift
-    # atoms sharing an eigenvalue (to rounding) share a system
-    order = np.nonzero(~zero)[0]
-    groups: list[np.ndarray] = []
-    if order.size:
-        srt = order[np.argsort(e[order])]
-        breaks = np.nonzero(np.diff(e[srt]) > 1e-12 * e[srt][1:])[0] + 1
-        groups = np.split(srt, breaks)
-    # K is symmetric: both routes read its lower triangle only (no symmetrised copy of an n x n matrix)
-    if len(groups) <= MAX_CHOLESKY_FACTORS:
-        route = "cholesky"
-        for g in groups:
-            ev = float(e[g].mean())
-            M = K * ev
-            M[np.diag_indices(n)] += shift
-            Z[:, g] = sla.cho_solve(sla.cho_factor(M, lower=True, overwrite_a=True, check_finite=False),
-                                    R[:, g], check_finite=False)
-    else:
-        route = "tridiagonal"
-        lwork = int(lapack.dsytrd_lwork(n, lower=1)[0])
-        c, diag, off, tau, info = lapack.dsytrd(K, lower=1, lwork=max(lwork, 1))
-        if info != 0:  # pragma: no cover - LAPACK failure
-            raise np.linalg.LinAlgError(f"dsytrd failed (info={info})")
-        nz = order
-        Rt = _apply_q(c, tau, R[:, nz], transpose=True)
-        Y = np.empty_like(Rt)
-        for g in groups:
-            cols = np.searchsorted(nz, g)
-            ev = float(e[g].mean())
-            _, _, y, info = lapack.dptsv(ev * diag + shift, ev * off, Rt[:, cols])
-            if info != 0:  # pragma: no cover - not positive definite: cannot happen for a PSD K
-                raise np.linalg.LinAlgError(f"dptsv failed (info={info})")
-            Y[:, cols] = y
-        Z[:, nz] = _apply_q(c, tau, Y, transpose=False)
+    route = "cholesky"
+    if not zero.all():
+        # (e_l K + n lam I) z_l = r_l  <=>  (K + t_l I) z_l = r_l / e_l with t_l = n lam / e_l
+        Z[:, ~zero], route = solve_shifted(K, shift / e[~zero], R[:, ~zero] / e[~zero])
     return Z @ (V.T @ Bmh), route
-
-
-def _apply_q(c: np.ndarray, tau: np.ndarray, R: np.ndarray, transpose: bool) -> np.ndarray:
-    """``Q^T R`` or ``Q R`` for the ``Q`` of ``dsytrd(lower=1)``: its reflectors are those of a QR
-    factorisation of ``c[1:, :-1]``, acting on rows ``1:``."""
-    n = c.shape[0]
-    out = np.array(R, dtype=float, order="F", copy=True)
-    if n < 2 or out.shape[1] == 0:
-        return out
-    sub = np.asfortranarray(c[1:, : n - 1])
-    trans = b"T" if transpose else b"N"
-    lwork = max(1, out.shape[1]) * 64
-    cq, _, info = lapack.dormqr(b"L", trans, sub, tau, out[1:], lwork)
-    if info != 0:  # pragma: no cover - LAPACK failure
-        raise np.linalg.LinAlgError(f"dormqr failed (info={info})")
-    out[1:] = cq
-    return out
 
 
 def ridge_sylvester(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray, lam: float,
