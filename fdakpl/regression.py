@@ -13,6 +13,7 @@ from .data.functional import as_dataset, validate_functional
 from .data.prepared import PreparedInputs, PreparedResponse
 from .data.preprocessing import prepare_inputs, prepare_response
 from .data.scaling import median, power_of_two_scale
+from .data.seen import carry_valid
 from .dictionaries import BSpline, Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
 from .fitting import check_lam_grid, curvature_ratio, exact_partial_choice, move_to, set_lambda, sq_distances
@@ -163,7 +164,13 @@ class FunctionalRegression:
         self.formula = formula
         # a private deep copy: later edits of the user's Dataset (ds["y"] = ...) change neither the fit, nor the
         # results, nor what save() writes
-        self.data = as_dataset(data).copy(deep=True)
+        source = as_dataset(data)
+        parsed = parse_formula(formula, source)  # checks the user's variables (remembered: fdakpl.data.seen) ...
+        self.data = source.copy(deep=True)
+        carry_valid(source, self.data, {parsed.response: parsed.response_dim,  # ... valid in their copy as well
+                                        **{t: next(d for d in source.variables[t].dims if d != "sample")
+                                           for t in parsed.functional_terms}})
+        parsed.input_grids = {t: np.array(g, dtype=g.dtype) for t, g in parsed.input_grids.items()}  # own memory
         self.dictionary = dictionary
         self.level = level
         self.kernel = kernel
@@ -187,7 +194,7 @@ class FunctionalRegression:
         self.domain = domain
         self.approx = approx
         self.groups = groups
-        self.parsed = parse_formula(formula, self.data)
+        self.parsed = parsed
 
     @classmethod
     def from_formula(cls, formula: str, data: Any, **kwargs: Any) -> FunctionalRegression:
