@@ -17,6 +17,7 @@ grammar before computing it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,9 @@ import numpy as np
 import xarray as xr
 
 from .data.functional import SAMPLE, as_dataset, interpolate_missing, quadrature_weights, validate_functional
+from .data.labels import coordinate_values
+from .data.prepared import PreparedInputs
+from .data.preprocessing import prepare_inputs
 from .data.scaling import power_of_two_scale
 from .design import ScalarDesign, build_design
 from .kernels import Gaussian, Kernel, Product, Sum
@@ -36,7 +40,7 @@ SCALARS = "scalars"
 
 
 
-def _is_functional(da: xr.DataArray) -> bool:
+def _is_functional(da: xr.DataArray | xr.Variable) -> bool:
     return da.ndim == 2 and SAMPLE in da.dims
 
 
@@ -69,6 +73,20 @@ class ParsedFormula:
                 raise ValueError(f"new data lacks the scalar covariates {missing}")
             out[SCALARS] = self.scalar.matrix(ds)
         return out
+
+    def prepared_inputs(self, ds: xr.Dataset, interpolate: bool, spec: Any = None) -> PreparedInputs:
+        """The kernel inputs of :meth:`inputs`, validated once and converted to arrays for an estimator
+        (checked against a fitted model's input ``spec`` for new data): the estimator does not check them again.
+
+        Examples
+        --------
+        >>> from fdakpl import datasets
+        >>> ds = datasets.dti_first_visits().dropna("sample", subset=["cca"])
+        >>> parse_formula("rcst ~ cca", ds).prepared_inputs(ds, interpolate=False).values["cca"].shape
+        (..., 93)
+        """
+        return PreparedInputs(*prepare_inputs(self.inputs(ds), interpolate=interpolate, spec=spec, validated=True),
+                              checked_spec=spec)
 
 
 def parse_formula(formula: str, data: Any) -> ParsedFormula:
@@ -122,7 +140,7 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
         raise ValueError(f"the response {lhs!r} has dims {resp.dims}; it needs ('sample', <location>)")
     resp = validate_functional(resp, lhs)
     rdim = next(d for d in resp.dims if d != SAMPLE)
-    functional_vars = {str(v) for v in ds.data_vars if _is_functional(ds[v])}
+    functional_vars = {str(v) for v in ds.data_vars if _is_functional(ds.variables[v])}
     fterms: list[str] = []
     sterms: list[list[str]] = []
     lookups: set[str] = set()
@@ -159,7 +177,8 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
     if sterms:
         exprs = list(dict.fromkeys(e for t in sterms for e in t))
         scalar = build_design(exprs, sterms, ds, lookups=lookups)
-    grids = {t: validate_functional(ds[t], t)[next(d for d in ds[t].dims if d != SAMPLE)].values for t in fterms}
+    grids = {t: coordinate_values(validate_functional(ds[t], t), next(d for d in ds.variables[t].dims if d != SAMPLE))
+             for t in fterms}
     return ParsedFormula(formula, lhs, rdim, fterms, scalar, grids)
 
 
@@ -170,16 +189,12 @@ MAX_FORMULA = 10_000
 def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, str]]], list[list[tuple[str, str]]]]:
     """Terms of both sides as lists of ``(factor text, "lookup" | "python" | "literal")``, by formulaic's parser
     (which reads text only; nothing is evaluated)."""
-    from formulaic import Formula
-
     if not isinstance(formula, str) or "~" not in formula:
         raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
     if len(formula) > MAX_FORMULA:
         raise ValueError(f"the formula has {len(formula)} characters; at most {MAX_FORMULA} are accepted")
-    names = [str(v) for v in ds.data_vars]
     try:
-        parsed = Formula(formula, _context={"__formulaic_variables_available__": names})
-        lhs, rhs = parsed.lhs, parsed.rhs
+        lhs, rhs = _parsed_sides(formula, tuple(str(v) for v in ds.data_vars))
     except RecursionError:
         raise ValueError(f"the formula {formula[:80]!r}... nests too deeply") from None
     except Exception as err:  # formulaic raises several types
@@ -187,17 +202,30 @@ def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, st
         if formula.count("~") != 1:
             raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}") from None
         raise ValueError(f"cannot parse the formula {formula!r}: {msg}") from None
-    if not hasattr(lhs, "__iter__") or not hasattr(rhs, "__iter__") or hasattr(rhs, "lhs"):
+    if lhs is None:
         raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
+    return [list(t) for t in lhs], [list(t) for t in rhs]
 
-    def terms(side: Any) -> list[list[tuple[str, str]]]:
+
+@functools.lru_cache(maxsize=128)
+def _parsed_sides(formula: str, names: tuple[str, ...]) -> tuple[Any, Any]:
+    """The terms of both sides by formulaic's parser (kept for the next model with the same formula and
+    variables: parsing costs more than a fit), or ``(None, None)`` for a formula that is not ``lhs ~ rhs``."""
+    from formulaic import Formula
+
+    parsed = Formula(formula, _context={"__formulaic_variables_available__": list(names)})
+    lhs, rhs = parsed.lhs, parsed.rhs
+    if not hasattr(lhs, "__iter__") or not hasattr(rhs, "__iter__") or hasattr(rhs, "lhs"):
+        return None, None
+
+    def terms(side: Any) -> tuple[tuple[tuple[str, str], ...], ...]:
         out = []
         for term in side:
-            factors = [(str(f.expr), f.eval_method.value) for f in term.factors]
-            if factors == [("1", "literal")]:
+            factors = tuple((str(f.expr), f.eval_method.value) for f in term.factors)
+            if factors == (("1", "literal"),):
                 continue  # the intercept: the kernel needs none
             out.append(factors)
-        return out
+        return tuple(out)
 
     return terms(lhs), terms(rhs)
 

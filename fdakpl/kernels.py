@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy.spatial.distance import cdist
+from scipy.spatial.distance import cdist, pdist, squareform
 from sklearn.base import BaseEstimator
 
 __all__ = [
@@ -59,10 +59,18 @@ def _as_2d(X: Any, name: str) -> np.ndarray:
 
 
 def _sqdist(X: np.ndarray, Y: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    same = Y is X
     if weights is not None:
         sw = np.sqrt(np.asarray(weights, dtype=float))
-        X, Y = X * sw, Y * sw
-    return cdist(X, Y, "sqeuclidean")
+        X = X * sw
+        Y = X if same else Y * sw
+    # the distances of a set to itself: each pair once (the same numbers as cdist, half the work)
+    return squareform(pdist(X, "sqeuclidean")) if same else cdist(X, Y, "sqeuclidean")
+
+
+def _scaled(X: np.ndarray, Y: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    Xs = X / sigma
+    return Xs, (Xs if Y is X else Y / sigma)
 
 
 class Kernel(BaseEstimator):
@@ -82,12 +90,26 @@ class Kernel(BaseEstimator):
 
     def __call__(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
         Xa = _as_2d(X, "X")
-        Ya = Xa if Y is None else _as_2d(Y, "Y")
+        Ya = Xa if Y is None or Y is X else _as_2d(Y, "Y")
         if Xa.shape[1] != Ya.shape[1]:
             raise ValueError(f"X has {Xa.shape[1]} features but Y has {Ya.shape[1]}")
         if weights is not None and np.asarray(weights).shape != (Xa.shape[1],):
             raise ValueError(f"weights must have shape ({Xa.shape[1]},), got {np.shape(weights)}")
         return self._matrix(Xa, Ya, weights)
+
+    def checked_matrix(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
+        """The kernel matrix of inputs already checked by :func:`fdakpl.data.preprocessing.prepare_inputs`
+        (finite float arrays, or a mapping of them per term), without checking them again.
+
+        Examples
+        --------
+        >>> X = np.array([[0.0], [1.0]])
+        >>> bool(np.array_equal(Gaussian(1.0).checked_matrix(X), Gaussian(1.0)(X)))
+        True
+        """
+        if type(self).__call__ is not Kernel.__call__ or np.ndim(X) != 2 or (Y is not None and np.ndim(Y) != 2):
+            return self(X, Y, weights)  # a kernel with its own call, or inputs that are not 2-d: the full path
+        return self._matrix(X, X if Y is None else Y, weights)
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
@@ -152,7 +174,7 @@ class Gaussian(_ScaleKernel):
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         # distances of x / sigma: no overflow or underflow of ||x - x'||^2 or sigma^2 at extreme scales
-        return np.exp(-0.5 * _sqdist(X / self.sigma, Y / self.sigma, w))
+        return np.exp(-0.5 * _sqdist(*_scaled(X, Y, self.sigma), w))
 
 
 class Laplace(_ScaleKernel):
@@ -170,7 +192,7 @@ class Laplace(_ScaleKernel):
     """
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-        return np.exp(-np.sqrt(_sqdist(X / self.sigma, Y / self.sigma, w)))
+        return np.exp(-np.sqrt(_sqdist(*_scaled(X, Y, self.sigma), w)))
 
 
 class Linear(Kernel):
@@ -340,6 +362,18 @@ class _Combination(Kernel):
             if term not in X or term not in Y:
                 raise ValueError(f"input has no term {term!r}; it has {sorted(X)}")
             m = ker(X[term], Y[term], weights.get(term))
+            out = m if out is None else (out * m if self.op == "*" else out + m)
+        assert out is not None
+        return out
+
+    def checked_matrix(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
+        if not isinstance(X, Mapping) or (Y is not None and not isinstance(Y, Mapping)) \
+                or any(t not in X or (Y is not None and t not in Y) for t in self.kernels):
+            return self(X, Y, weights)  # the full path says what is wrong
+        weights = weights or {}
+        out = None
+        for term, ker in self.kernels.items():
+            m = ker.checked_matrix(X[term], None if Y is None else Y[term], weights.get(term))
             out = m if out is None else (out * m if self.op == "*" else out + m)
         assert out is not None
         return out

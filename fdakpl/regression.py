@@ -10,7 +10,10 @@ from typing import Any
 import numpy as np
 
 from .data.functional import as_dataset, validate_functional
-from .data.scaling import power_of_two_scale
+from .data.prepared import PreparedInputs, PreparedResponse
+from .data.preprocessing import prepare_inputs, prepare_response
+from .data.scaling import median, power_of_two_scale
+from .data.seen import carry_valid
 from .dictionaries import BSpline, Dictionary, make_dictionary
 from .estimators.kpl import KPLRegressor
 from .fitting import check_lam_grid, curvature_ratio, exact_partial_choice, move_to, set_lambda, sq_distances
@@ -51,8 +54,8 @@ def is_sparse(counts: np.ndarray, n_locations: int) -> bool:
     >>> is_sparse(np.array([3, 5, 8]), 16), is_sparse(np.array([55, 50, 55]), 55), is_sparse(np.array([13, 14]), 15)
     (True, False, False)
     """
-    median = float(np.median(np.asarray(counts)))
-    return bool(median < SPARSE_POINTS and median < 0.5 * n_locations)
+    mid = median(counts)
+    return bool(mid < SPARSE_POINTS and mid < 0.5 * n_locations)
 
 
 class FunctionalRegression:
@@ -164,7 +167,13 @@ class FunctionalRegression:
         self.formula = formula
         # a private deep copy: later edits of the user's Dataset (ds["y"] = ...) change neither the fit, nor the
         # results, nor what save() writes
-        self.data = as_dataset(data).copy(deep=True)
+        source = as_dataset(data)
+        parsed = parse_formula(formula, source)  # checks the user's variables (remembered: fdakpl.data.seen) ...
+        self.data = source.copy(deep=True)
+        carry_valid(source, self.data, {parsed.response: parsed.response_dim,  # ... valid in their copy as well
+                                        **{t: next(d for d in source.variables[t].dims if d != "sample")
+                                           for t in parsed.functional_terms}})
+        parsed.input_grids = {t: np.array(g, dtype=g.dtype) for t, g in parsed.input_grids.items()}  # own memory
         self.dictionary = dictionary
         self.level = level
         self.kernel = kernel
@@ -188,7 +197,7 @@ class FunctionalRegression:
         self.domain = domain
         self.approx = approx
         self.groups = groups
-        self.parsed = parse_formula(formula, self.data)
+        self.parsed = parsed
 
     @classmethod
     def from_formula(cls, formula: str, data: Any, **kwargs: Any) -> FunctionalRegression:
@@ -259,15 +268,10 @@ class FunctionalRegression:
 
     def _estimator(self, kernel: Kernel, solver: str, lam: Any, *, loss: Any = None, dictionary: Any = None,
                    output_matrix: Any = None) -> KPLRegressor:
-        est = KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
-                           output_matrix=self.output_matrix if output_matrix is None else output_matrix, lam=lam,
-                           center=self.center, solver="eig", interpolate_inputs=self.interpolate_inputs,
-                           domain=self.domain)
-        params = est.get_params(deep=False)
-        extra: dict[str, Any] = {"loss": self.loss if loss is None else loss, "solver": solver}
-        if self.approx is not None:
-            extra["approx"] = self.approx
-        return est.set_params(**{k: v for k, v in extra.items() if k in params})
+        return KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
+                            output_matrix=self.output_matrix if output_matrix is None else output_matrix, lam=lam,
+                            center=self.center, solver=solver, interpolate_inputs=self.interpolate_inputs,
+                            domain=self.domain, loss=self.loss if loss is None else loss, approx=self.approx)
 
     def _loo_name(self) -> str:
         return "leave-one-curve-out" if self.groups is None else \
@@ -294,8 +298,10 @@ class FunctionalRegression:
     def _grid_of(self, value: Any, default: np.ndarray, name: str) -> np.ndarray | None:
         if value is None:
             return None
+        if isinstance(value, str) and value == "auto":
+            return np.unique(default) if np.any(default[1:] <= default[:-1]) else default.copy()
         msg = f"{name} must be 'auto', None or a sequence of numbers > 0, got {value!r}"
-        if isinstance(value, str) and value != "auto":
+        if isinstance(value, str):
             raise ValueError(msg)
         try:
             g = np.asarray(default if isinstance(value, str) else value, dtype=float).ravel()
@@ -318,7 +324,7 @@ class FunctionalRegression:
         terms = [t for t, k in kernels.items() if isinstance(k, Gaussian) and t not in given] if widths is not None \
             else []
         scales = np.asarray(proxy.dictionary_.scales_, dtype=float)
-        tune_b = bs is not None and self.output_matrix is None and np.ptp(scales) > 0
+        tune_b = self.output_matrix is None and bs is not None and np.ptp(scales) > 0
         if not terms and not tune_b and how == "fixed":
             return None, kernels, self.output_matrix
         obs, w, phi = centred_observations(proxy, Y)
@@ -448,6 +454,9 @@ class FunctionalRegression:
         # warnings are said once, at the user's line; filled input values (the user asked for it) only
         # go into the notes, which the summary shows
         with said_once(quiet=(InterpolationWarning,)) as caught:
+            if self.approx is None:  # validated once here, handed to the estimator as arrays (not checked again)
+                Xp = PreparedInputs(*prepare_inputs(X, interpolate=self.interpolate_inputs, validated=True))
+                Yp = PreparedResponse(*prepare_response(Y, None, self.domain, validated=True))
             if self.approx is not None:
                 from .estimators.approx import fit_approx
 
@@ -476,7 +485,7 @@ class FunctionalRegression:
                 est = est0.set_params(**best, lam=lam_value)
                 edge = check_edge(grid, cv_result["best_index"][1], "cv", stacklevel=4)
                 self._warn_cv_edges(pg, best)
-                est.fit(X, Y)
+                est.fit(Xp, Yp)
             elif how in {"gcv", "loo"} and (solver == "exact_partial" or (solver == "iterative" and sparse)) \
                     and int(np.sum(observed)) <= MAX_POINTS:
                 # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path); for a robust
@@ -484,17 +493,17 @@ class FunctionalRegression:
                 # kernel widths and b are not tuned on this route
                 est = self._estimator(kernel, solver, float(grid[0]), dictionary=dictionary)
                 proxy = self._estimator(kernel, "eig", float(grid[0]), loss="square", dictionary=dictionary)
-                proxy.fit(X, Y)
+                proxy.fit(Xp, Yp)
                 criteria, lam_value, how, edge = exact_partial_choice(proxy, Y, grid, how, sparse, notes)
                 if solver == "iterative":
                     lam_value *= curvature_ratio(self.loss)
                     notes.append(f"lambda chosen by {how.upper()} of the exact partial square-loss ridge, a "
                                  f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
-                est.set_params(lam=lam_value).fit(X, Y)
+                est.set_params(lam=lam_value).fit(Xp, Yp)
             else:
                 # the closed-form square-loss ridge scores every candidate (a stand-in for other losses/solvers)
                 lams = grid if how != "fixed" else np.array([lam_value])
-                proxy = self._estimator(kernel, "eig", float(lams[0]), loss="square", dictionary=dictionary).fit(X, Y)
+                proxy = self._estimator(kernel, "eig", float(lams[0]), loss="square", dictionary=dictionary).fit(Xp, Yp)
                 tuning, kernels, output_matrix = self._tune(proxy, kernels, Y, lams, how)
                 edge = False
                 if tuning is not None:
@@ -506,7 +515,8 @@ class FunctionalRegression:
                     edge = check_edge(grid, idx, how, stacklevel=4)
                 if solver == "eig":  # square loss (routing): the stand-in is the fit
                     est = proxy
-                    set_lambda(est, lam_value)  # same as refitting: the decomposition serves every lambda
+                    if lam_value != est.lam:  # same as refitting: the decomposition serves every lambda
+                        set_lambda(est, lam_value)
                 else:
                     if how != "fixed" or tuning is not None:
                         crit = "LOO" if how in {"loo", "fixed"} else how.upper()
@@ -515,7 +525,7 @@ class FunctionalRegression:
                     if how != "fixed":  # a loss curving like c a^2 near 0 matches the square loss's fit at lambda * c
                         lam_value *= curvature_ratio(self.loss)
                     est = self._estimator(kernel, solver, lam_value, output_matrix=output_matrix,
-                                          dictionary=dictionary).fit(X, Y)
+                                          dictionary=dictionary).fit(Xp, Yp)
         notes += [str(w.message) for w in distinct(caught)]
         lam_how = {"gcv": "GCV", "loo": self._loo_name(), "cv": f"{self.cv}-fold CV", "fixed": "fixed"}[how]
         return FunctionalRegressionResults(

@@ -15,6 +15,7 @@ never see labels.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .labels import SAMPLE, sample_index
+from .labels import SAMPLE, coordinate_values, sample_index
+from .seen import remember_valid, seen_valid
 
 __all__ = [
     "SAMPLE",
@@ -121,17 +123,21 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
         )
     label = name or da.name or "variable"
     loc = location_dim(da, label)
+    if not seen_valid(da, loc):  # not the very objects found valid before (fdakpl.data.seen)
+        _check_functional(da, label, loc)
+        remember_valid(da, loc)
+    out = da if da.dims == (SAMPLE, loc) else da.transpose(SAMPLE, loc)
+    return out if out.dtype == np.float64 else out.astype(np.float64)
+
+
+def _check_functional(da: xr.DataArray, label: str, loc: str) -> None:
     if not np.issubdtype(da.dtype, np.number) or np.issubdtype(da.dtype, np.complexfloating):
-        raise TypeError(
-            f"{label!r} has dtype {da.dtype}; functional values must be real numbers "
-            f"(convert with da.astype(float))"
-        )
+        raise TypeError(f"{label!r} has dtype {da.dtype}; functional values must be real numbers (convert with "
+                        "da.astype(float))")
     if loc not in da.coords:
-        raise ValueError(
-            f"{label!r}: location dim {loc!r} has no coordinate; assign one with "
-            f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))"
-        )
-    coord = np.asarray(da.coords.variables[loc].values)
+        raise ValueError(f"{label!r}: location dim {loc!r} has no coordinate; assign one with "
+                         f"da.assign_coords({loc}=np.linspace(0, 1, {da.sizes[loc]}))")
+    coord = coordinate_values(da, loc)
     if coord.dtype.kind in "mM":
         unit = "np.timedelta64(1, 's')" if coord.dtype.kind == "m" else "np.timedelta64(1, 'D')"
         start = "" if coord.dtype.kind == "m" else f" - da[{loc!r}][0]"
@@ -140,10 +146,8 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             f"locations must be numbers in the unit you mean, e.g. "
             f"da.assign_coords({loc}={'(' if start else ''}da[{loc!r}]{start}{')' if start else ''} / {unit})")
     if not np.issubdtype(coord.dtype, np.number):
-        raise ValueError(
-            f"{label!r}: location coordinate {loc!r} has dtype {coord.dtype}; it must "
-            f"be numeric (assign numbers with da.assign_coords({loc}=...))"
-        )
+        raise ValueError(f"{label!r}: location coordinate {loc!r} has dtype {coord.dtype}; it must be numeric "
+                         f"(assign numbers with da.assign_coords({loc}=...))")
     if coord.dtype.kind in "iu" and np.unique(coord).size != np.unique(coord.astype(float)).size:
         raise ValueError(f"{label!r}: location coordinate {loc!r} has distinct integers that are equal as floats "
                          f"(beyond 2**53); subtract an offset first, e.g. da.assign_coords({loc}=da[{loc!r}] - "
@@ -151,11 +155,9 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
     coord = coord.astype(float)
     if not np.all(np.isfinite(coord)):
         raise ValueError(f"{label!r}: location coordinate {loc!r} has non-finite values")
-    if coord.size > 1 and np.any(np.diff(coord) <= 0):
-        raise ValueError(
-            f"{label!r}: location coordinate {loc!r} is not strictly increasing; sort "
-            f"it with da.sortby({loc!r}) and drop duplicated locations"
-        )
+    if coord.size > 1 and np.any(coord[1:] <= coord[:-1]):
+        raise ValueError(f"{label!r}: location coordinate {loc!r} is not strictly increasing; sort it with "
+                         f"da.sortby({loc!r}) and drop duplicated locations")
     if SAMPLE in da.coords and not sample_index(da).is_unique:
         dup = pd.Index(da[SAMPLE].values)
         shown = dup[dup.duplicated()].unique()[:5].tolist()
@@ -164,10 +166,6 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
             "cross-validation and alignment use them): relabel, e.g. "
             "da.assign_coords(sample=np.arange(da.sizes['sample']))"
         )
-    out = da if da.dims == (SAMPLE, loc) else da.transpose(SAMPLE, loc)
-    if out.dtype != np.float64:
-        out = out.astype(np.float64)
-    return out
 
 
 def quadrature_weights(grid: np.ndarray, domain: tuple[float, float] | None = None) -> np.ndarray:
@@ -264,26 +262,25 @@ class Observations:
         values = np.asarray(values, dtype=float)
         grid = np.asarray(grid, dtype=float)
         if values.ndim != 2 or values.shape[1] != grid.size:
-            raise ValueError(
-                f"dense values have shape {values.shape}; expected (n_samples, {grid.size})"
-            )
-        if np.isinf(values).any():
+            raise ValueError(f"dense values have shape {values.shape}; expected (n_samples, {grid.size})")
+        mask = np.isfinite(values)  # observed: not NaN (and no infinite value)
+        if not mask.all() and np.isinf(values).any():
             raise ValueError("response has infinite values; replace them by NaN to mark them unobserved")
-        mask = ~np.isnan(values)
-        rows, cols = np.nonzero(mask)
-        return cls(
-            index=rows.astype(np.intp),
-            location=grid[cols],
-            value=values[rows, cols],
-            n_samples=values.shape[0],
-            grid=grid,
-            grid_index=cols.astype(np.intp),
-        )
+        flat = np.flatnonzero(mask)  # row by row
+        rows, cols = np.divmod(flat, values.shape[1])
+        out = cls(index=rows, location=grid[cols], value=values.ravel()[flat], n_samples=values.shape[0], grid=grid,
+                  grid_index=cols)
+        counts = np.count_nonzero(mask, axis=1)
+        counts.flags.writeable = False
+        out.__dict__["counts"] = counts  # what the property computes, from the mask
+        return out
 
-    @property
+    @functools.cached_property
     def counts(self) -> np.ndarray:
-        """Number of observed points per curve, ``m_i``."""
-        return np.bincount(self.index, minlength=self.n_samples)
+        """Number of observed points per curve, ``m_i`` (computed once; read-only)."""
+        out = np.bincount(self.index, minlength=self.n_samples)
+        out.flags.writeable = False
+        return out
 
     @property
     def fully_observed(self) -> bool:
@@ -317,8 +314,10 @@ class Observations:
 
     def with_values(self, value: np.ndarray) -> Observations:
         """Same points, new values."""
-        return Observations(self.index, self.location, np.asarray(value, float), self.n_samples,
-                            self.grid, self.grid_index)
+        out = Observations(self.index, self.location, np.asarray(value, float), self.n_samples, self.grid,
+                           self.grid_index)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k == "counts"})  # same points, counts
+        return out
 
 
 def to_long(da: xr.DataArray, name: str | None = None) -> pd.DataFrame:
@@ -358,7 +357,6 @@ def to_long(da: xr.DataArray, name: str | None = None) -> pd.DataFrame:
     return df
 
 
-
 def check_locations(values: Any, name: str, *, increasing: bool = False) -> np.ndarray:
     """Locations as a 1-d float array, with an error naming ``name`` for what would hide the cause later.
 
@@ -383,14 +381,14 @@ def check_locations(values: Any, name: str, *, increasing: bool = False) -> np.n
         raise TypeError(f"{name} has dtype {raw.dtype}; locations must be numbers (convert durations or dates to "
                         "numbers in the unit you mean, e.g. t / np.timedelta64(1, 's'))")
     out = np.atleast_1d(raw.astype(float))
-    bad = np.nonzero(~np.isfinite(out))[0]
-    if bad.size:
+    bad = np.nonzero(~np.isfinite(out))[0] if not np.isfinite(out).all() else ()
+    if len(bad):
         raise ValueError(f"{name} has NaN or infinite values at positions {bad[:10].tolist()}; locations must be "
                          "finite numbers")
     if raw.dtype.kind in "iu" and np.unique(raw).size != np.unique(out).size:
         raise ValueError(f"{name} has distinct integer locations that are equal as floats (beyond 2**53); "
                          "subtract an offset (e.g. the first location) or rescale them first")
-    if increasing and out.size > 1 and np.any(np.diff(out) <= 0):
+    if increasing and out.size > 1 and np.any(out[1:] <= out[:-1]):
         raise ValueError(f"{name} must be strictly increasing; sort it and drop duplicated locations")
     return out
 

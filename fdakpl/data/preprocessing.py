@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,9 @@ from .functional import (
     quadrature_weights,
     validate_functional,
 )
-from .labels import feature_names, label_keys, sample_index
+from .labels import check_same_samples, coordinate_values, feature_names, index_labels, sample_index, samples_text
+from .prepared import PreparedInputs, PreparedResponse
+from .scaling import median
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
            "check_same_samples", "location_cells", "n_samples_of", "prepare_inputs",
@@ -59,22 +61,24 @@ def _is_curve(X: Any) -> bool:
     if not (isinstance(X, xr.DataArray) and X.ndim == 2 and SAMPLE in X.dims):
         return False
     loc = next(d for d in X.dims if d != SAMPLE)
-    return loc in X.coords and np.issubdtype(X[loc].dtype, np.number)
+    return loc in X.coords and np.issubdtype(X.coords.variables[loc].dtype, np.number)
 
 
-def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> tuple[np.ndarray, Any, InputSpec]:
+def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
+               validated: bool = False) -> tuple[np.ndarray, Any, InputSpec]:
     if _is_curve(X):
-        da = validate_functional(X, name)
+        da = X if validated else validate_functional(X, name)
         loc = location_dim(da, name)
-        grid = da[loc].values.astype(float)
+        grid = coordinate_values(da, loc).astype(float)
         if spec is not None and spec.kind == "curve":
-            if spec.grid is not None and (grid.shape != spec.grid.shape or not np.allclose(grid, spec.grid)):
+            if spec.grid is not None and (grid.shape != spec.grid.shape or not (np.array_equal(grid, spec.grid)
+                                                                               or np.allclose(grid, spec.grid))):
                 raise ValueError(
                     f"{name!r} is sampled on a different grid than at fit time ({grid.size} vs "
                     f"{spec.grid.size} points); interpolate it first, e.g. "
                     f"new.interp({loc}=fitted_grid)"
                 )
-        values = _finite_or_interpolate(da.values, grid, name, interpolate, _labels_of(da))
+        values = _finite_or_interpolate(da.values, grid, name, interpolate, lambda: _labels_of(da))
         w = quadrature_weights(grid)
         return values, w, InputSpec("curve", grid.size, grid=grid, location_dim=loc)
     labels = _labels_of(X)
@@ -105,12 +109,12 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
     except TypeError as err:
         raise TypeError(f"{name!r} must be numeric; encode categories as numbers (the formula interface does "
                         f"this with C(...)): {err}") from None
-    if arr.ndim == 2 and np.isnan(arr).any() and interpolate:
+    if interpolate and arr.ndim == 2 and np.isnan(arr).any():
         arr = _finite_or_interpolate(arr, np.arange(arr.shape[1], dtype=float), name, True, labels)
     if not np.all(np.isfinite(arr)):
         rows = np.nonzero(~np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1))[0]
         raise ValueError(
-            f"{name!r} has NaN or infinite values for {_samples_text(rows, labels)}; drop those samples, or pass "
+            f"{name!r} has NaN or infinite values for {samples_text(rows, labels)}; drop those samples, or pass "
             "interpolate_inputs=True to fill NaN by linear interpolation along the location dim"
         )
     shape = arr.shape[1:]
@@ -120,44 +124,43 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None) -> 
     return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0], feature_names=names)
 
 
-def _samples_text(rows: np.ndarray, labels: np.ndarray | None, limit: int = 10) -> str:
-    """``samples ['2017_1', ...]`` by label when the data have labels, else ``samples at positions [16, ...]``."""
-    more = f" and {rows.size - limit} more" if rows.size > limit else ""
-    if labels is not None:
-        return f"samples {[str(v) for v in labels[rows[:limit]]]}{more}"
-    return f"samples at positions {rows[:limit].tolist()}{more}"
-
-
 def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, interpolate: bool,
-                           labels: np.ndarray | None = None) -> np.ndarray:
+                           labels: Any = None) -> np.ndarray:
+    """``values``, or with NaN filled (``interpolate``); ``labels`` (or a function giving them) for messages."""
+    if np.isfinite(values).all():
+        return values
+    labels = labels() if callable(labels) else labels
+    nan = np.isnan(values)
     if np.isinf(values).any():
         rows = np.nonzero(np.isinf(values).reshape(values.shape[0], -1).any(axis=1))[0]
-        raise ValueError(f"{name!r} has infinite values for {_samples_text(rows, labels)}; replace them by NaN "
+        raise ValueError(f"{name!r} has infinite values for {samples_text(rows, labels)}; replace them by NaN "
                          "or drop those samples")
-    if np.isnan(values).any():
-        rows = np.nonzero(np.isnan(values).reshape(values.shape[0], -1).any(axis=1))[0]
+    if nan.any():
+        rows = np.nonzero(nan.reshape(values.shape[0], -1).any(axis=1))[0]
         if not interpolate:
             raise ValueError(
-                f"{name!r} has NaN for {_samples_text(rows, labels)}; kernels need complete "
+                f"{name!r} has NaN for {samples_text(rows, labels)}; kernels need complete "
                 "input curves: pass interpolate_inputs=True to fill them by linear interpolation along "
                 "the location dim, or drop those samples"
             )
-        n_bad = int(np.isnan(values).sum())
-        warn(f"{name!r}: filled {n_bad} missing input values of {_samples_text(rows, labels)} by linear "
+        n_bad = int(np.count_nonzero(nan))
+        warn(f"{name!r}: filled {n_bad} missing input values of {samples_text(rows, labels)} by linear "
              "interpolation (interpolate_inputs=True)", InterpolationWarning)
         values = interpolate_missing(values, grid, name)
     return values
 
 
 def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None = None,
-                   name: str | None = None) -> tuple[Any, Any, InputSpec, np.ndarray | None]:
+                   name: str | None = None, validated: bool = False) -> tuple[Any, Any, InputSpec, np.ndarray | None]:
     """Inputs → (values, quadrature weights, spec, sample labels).
 
     ``X`` may be an array ``(n, p)`` (vectors) or ``(n, T, q)`` (vector-valued
     curves), a functional DataArray ``(sample, location)`` (curves, L2
     geometry), or a mapping / Dataset of named terms (for :class:`~fdakpl.kernels.Product`
     and :class:`~fdakpl.kernels.Sum` kernels). With ``spec`` (from the fit),
-    new inputs are checked against the training ones.
+    new inputs are checked against the training ones. ``validated``: the curves are DataArrays
+    returned by :func:`~fdakpl.data.functional.validate_functional` (not checked again).
+    A :class:`~fdakpl.data.prepared.PreparedInputs` is returned as it is.
 
     Examples
     --------
@@ -165,6 +168,11 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
     >>> vals.shape, w, spec.kind
     ((3, 2), None, 'array')
     """
+    if isinstance(X, PreparedInputs):  # checked at the boundary (fdakpl.data.prepared): taken as it is
+        if spec is not None and X.checked_spec is not spec:
+            raise ValueError("these prepared inputs were not checked against this model's inputs; prepare them "
+                             "with prepare_inputs(..., spec=model.input_spec_), or pass the data itself")
+        return X.values, X.weights, X.spec, X.labels
     if name is None:  # messages name the user's variable: a named DataArray's name, else X
         name = str(X.name) if isinstance(X, xr.DataArray) and X.name is not None else "X"
     if sp.issparse(X):
@@ -181,7 +189,7 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
                 continue
             if not isinstance(v, xr.DataArray) and np.ndim(v) == 1:
                 v = np.asarray(v)[:, None]  # a scalar covariate term
-            a, w, s = _one_input(v, str(term), interpolate, sub)
+            a, w, s = _one_input(v, str(term), interpolate, sub, validated)
             if n is not None and a.shape[0] != n:
                 raise ValueError(f"input term {term!r} has {a.shape[0]} samples, others have {n}")
             n = a.shape[0]
@@ -193,17 +201,18 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
             if missing:
                 raise ValueError(f"new data lacks input terms {sorted(missing)}")
         return vals, ws, InputSpec("terms", None, terms=specs), labels
-    a, w, s = _one_input(X, name, interpolate, spec)
+    a, w, s = _one_input(X, name, interpolate, spec, validated)
     return a, w, s, _labels_of(X)
 
 
 def _labels_of(X: Any) -> np.ndarray | None:
-    index = None  # the object's own index: its uniqueness is cached
+    index = labels = None  # the object's own index: its uniqueness is cached
     if isinstance(X, xr.DataArray) and SAMPLE in X.dims and SAMPLE in X.coords:
         index = sample_index(X)
+        labels = index_labels(index)  # as prepare_response reads them (reading the coordinate's values costs more)
     elif isinstance(X, (pd.DataFrame, pd.Series)):
         index = X.index
-    labels = None if index is None else np.asarray(index)
+        labels = np.asarray(index)
     if index is not None and not index.is_unique:
         raise ValueError(f"the inputs have duplicated sample labels {index[index.duplicated()].unique()[:5].tolist()}; "
                          "labels must identify curves: relabel them")
@@ -222,15 +231,17 @@ class ResponseInfo:
     domain: tuple[float, float]
 
 
-def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
-                     name: str = "Y") -> tuple[Observations, ResponseInfo]:
+def prepare_response(Y: Any, locations: Any = None, domain: Any = None, name: str = "Y",
+                     validated: bool = False) -> tuple[Observations, ResponseInfo]:
     """Responses → (:class:`Observations`, :class:`ResponseInfo`).
 
     ``Y`` may be a dense functional DataArray (NaN = unobserved), an array
     ``(n, m)`` observed at ``locations`` (default: the midpoints
     ``(j + 0.5) / m`` of ``[0, 1]``), a 1-d array (one location), or a long
     DataFrame with columns ``sample``, ``location``, ``value`` (irregular
-    sampling).
+    sampling). ``validated``: a DataArray ``Y`` was returned by
+    :func:`~fdakpl.data.functional.validate_functional` (not checked again). A
+    :class:`~fdakpl.data.prepared.PreparedResponse` is returned as it is.
 
     Examples
     --------
@@ -239,18 +250,22 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
     (array([1, 2]), (0.0, 1.0))
     """
     domain = check_domain(domain)
+    if isinstance(Y, PreparedResponse):  # checked at the boundary (fdakpl.data.prepared)
+        if locations is not None:
+            raise ValueError(f"{name} is a prepared response, which carries its locations: pass locations=None")
+        return Y.obs, Y.info if domain is None else replace(Y.info, domain=domain)
     if isinstance(Y, pd.DataFrame):
         obs, labels = observations_from_long(Y)
         dom = domain or (float(obs.location.min()), float(obs.location.max()))
         info = ResponseInfo(Y.attrs.get("name"), Y.attrs.get("location_dim", "location"), None, labels,
                             "long", (float(dom[0]), float(dom[1])))
     elif isinstance(Y, xr.DataArray):
-        da = validate_functional(Y, name if Y.name is None else str(Y.name))
+        da = Y if validated else validate_functional(Y, name if Y.name is None else str(Y.name))
         loc = location_dim(da)
-        grid = da[loc].values.astype(float)
+        grid = coordinate_values(da, loc).astype(float)
         obs = Observations.from_dense(da.values, grid)
         dom = domain or (float(grid[0]), float(grid[-1]))
-        labels = np.asarray(da[SAMPLE].values) if SAMPLE in da.coords else None
+        labels = index_labels(sample_index(da)) if SAMPLE in da.coords else None
         info = ResponseInfo(None if da.name is None else str(da.name), loc, grid, labels, "dataarray",
                             (float(dom[0]), float(dom[1])))
     else:
@@ -285,26 +300,6 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
             "ds.dropna('sample', how='all', subset=[<response>])"
         )
     return obs, info
-
-
-def check_same_samples(n_x: int, x_labels: Any, n_y: int, y_labels: Any, who: str = "KPL") -> None:
-    """Inputs and responses must describe the same (at least 2) samples, in the same order.
-
-    Examples
-    --------
-    >>> check_same_samples(3, None, 3, ["a", "b", "c"])
-    >>> check_same_samples(2, None, 3, None)
-    Traceback (most recent call last):
-    ...
-    ValueError: X has 2 samples but Y has 3; they must describe the same samples
-    """
-    if n_x != n_y:
-        raise ValueError(f"X has {n_x} samples but Y has {n_y}; they must describe the same samples")
-    if x_labels is not None and y_labels is not None and label_keys(x_labels) != label_keys(y_labels):
-        raise ValueError("X and Y have different sample labels (or order); align them, e.g. with "
-                         "xr.align(X, Y, join='exact')")
-    if n_y < 2:
-        raise ValueError(f"{who} needs at least 2 samples, got n_samples = {n_y}")
 
 
 def n_samples_of(values: Any) -> int:
@@ -362,7 +357,7 @@ def location_cells(location: np.ndarray, domain: tuple[float, float],
     else:
         uniq, inverse, per_location = location, np.arange(location.size), np.asarray(counts)
     seen = per_location[per_location > 0]
-    if seen.size and np.median(seen) >= 2:
+    if seen.size and median(seen) >= 2:
         return uniq, inverse.astype(np.intp), False
     n_bins = int(np.clip(int(seen.sum()) // 20, 2, 64))
     edges = np.linspace(domain[0], domain[1], n_bins + 1)
@@ -371,7 +366,8 @@ def location_cells(location: np.ndarray, domain: tuple[float, float],
 
 
 def cell_locations(value: np.ndarray, cell_of: np.ndarray, n_cells: int,
-                   derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+                   derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+                   counts: np.ndarray | None = None) -> np.ndarray:
     """Per-cell location of the values: the mean, or the M-estimate of a loss.
 
     With ``derivative`` (``d l(y, mu) / d mu`` of a convex loss, e.g. a
@@ -387,7 +383,7 @@ def cell_locations(value: np.ndarray, cell_of: np.ndarray, n_cells: int,
     >>> cell_locations(y, cells, 1), cell_locations(y, cells, 1, lambda y, mu: np.sign(mu - y))
     (array([21.2]), array([2.]))
     """
-    cnt = np.bincount(cell_of, minlength=n_cells)
+    cnt = np.bincount(cell_of, minlength=n_cells) if counts is None else counts  # points per cell, if known
     ok = cnt > 0
     out = np.full(n_cells, np.nan)
     out[ok] = np.bincount(cell_of, weights=value, minlength=n_cells)[ok] / cnt[ok]
@@ -456,13 +452,15 @@ class MeanFunction:
     def __init__(self, obs: Observations, domain: tuple[float, float],
                  derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
         grid = obs.grid is not None and obs.grid_index is not None  # same cells, without sorting every point
-        cells, cell_of, binned = (location_cells(obs.grid, domain, np.bincount(obs.grid_index, minlength=obs.grid.size))
-                                  if grid else location_cells(obs.location, domain))
-        cell_of = cell_of[obs.grid_index] if grid else cell_of
+        counts = np.bincount(obs.grid_index, minlength=obs.grid.size) if grid else None
+        cells, cell_of, binned = location_cells(obs.grid, domain, counts) if grid else location_cells(obs.location,
+                                                                                                      domain)
+        if grid:  # the cell of a grid point is that point, unless binned
+            cell_of = cell_of[obs.grid_index] if binned else obs.grid_index
         k = cells.size
-        self._set(cells, cell_locations(obs.value, cell_of, k, derivative),
-                  np.bincount(cell_of, minlength=k).astype(float),
-                  np.bincount(cell_of, weights=obs.location, minlength=k), binned)
+        cnt = counts if grid and not binned else np.bincount(cell_of, minlength=k)
+        self._set(cells, cell_locations(obs.value, cell_of, k, derivative, cnt), cnt.astype(float),
+                  np.bincount(cell_of, weights=obs.location, minlength=k) if binned else None, binned)
 
     @classmethod
     def from_sums(cls, grid: np.ndarray, sums: np.ndarray, counts: np.ndarray,
@@ -489,7 +487,7 @@ class MeanFunction:
         out._set(cells, vals, cnt, np.bincount(cell_of, weights=grid * counts, minlength=k), binned)
         return out
 
-    def _set(self, cells: np.ndarray, vals: np.ndarray, cnt: np.ndarray, location_sums: np.ndarray,
+    def _set(self, cells: np.ndarray, vals: np.ndarray, cnt: np.ndarray, location_sums: np.ndarray | None,
              binned: bool) -> None:
         """Store the centre from per-cell values, counts and sums of locations (bins: smoothed).
 
@@ -497,7 +495,7 @@ class MeanFunction:
         """
         ok = cnt > 0
         # a bin sits at the mean location of its points
-        cells = location_sums[ok] / cnt[ok] if binned else cells[ok]
+        cells = location_sums[ok] / cnt[ok] if binned and location_sums is not None else cells[ok]
         vals, cnt = vals[ok], cnt[ok]
         self.smoothed = False
         if binned and cells.size >= 5:
@@ -597,4 +595,6 @@ def center_responses(obs: Observations, domain: tuple[float, float], center: boo
     if not center:
         return None, obs
     mean = MeanFunction(obs, domain, derivative)
+    if obs.grid is not None and obs.grid_index is not None:  # the same numbers: points sit on grid points
+        return mean, obs.with_values(obs.value - mean(obs.grid)[obs.grid_index])
     return mean, obs.with_values(obs.value - mean(obs.location))

@@ -33,7 +33,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pywt
 
 from .base import Dictionary
 from .bspline import BSpline
@@ -41,7 +40,7 @@ from .fourier import Fourier, RandomFourier
 from .fpca import FPCA
 from .learned import Learned
 from .piecewise import PiecewiseLinear
-from .wavelet import Wavelet
+from .wavelet import Wavelet, discrete_wavelets
 
 __all__ = [
     "FPCA",
@@ -131,7 +130,7 @@ def make_dictionary(spec: str | Dictionary, **kwargs: Any) -> Dictionary:
                         f"{RENAMED_PARAMETERS[old[0]]}= (one name per meaning across dictionaries)")
     if key in _FAMILIES:
         return _FAMILIES[key](**kwargs)
-    if key in pywt.wavelist(kind="discrete"):
+    if key in discrete_wavelets():  # built once
         return Wavelet(key, **kwargs)
     raise ValueError(
         f"unknown dictionary {spec!r}; use one of {sorted(_FAMILIES)} or a PyWavelets discrete "

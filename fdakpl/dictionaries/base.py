@@ -249,7 +249,16 @@ class Dictionary(BaseEstimator):
 
     def unfitted_copy(self) -> Dictionary:
         """A new, unfitted dictionary with the same parameters."""
+        params = {k: getattr(self, k) for k in self._get_param_names()}
+        if all(_immutable(v) for v in params.values()):  # what clone gives, without its checks (once per fit)
+            return type(self)(**params)
         return clone(self)
+
+
+def _immutable(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_immutable(v) for v in value)
+    return value is None or isinstance(value, (str, bool, int, float, np.integer, np.floating))
 
 
 def p1_gram(grid: np.ndarray, values: np.ndarray, domain: tuple[float, float]) -> np.ndarray:

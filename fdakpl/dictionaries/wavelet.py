@@ -12,7 +12,7 @@ import pywt
 from ..data.functional import Observations
 from .base import GridDictionary
 
-__all__ = ["Wavelet"]
+__all__ = ["Wavelet", "discrete_wavelets"]
 
 
 class Wavelet(GridDictionary):
@@ -70,7 +70,7 @@ class Wavelet(GridDictionary):
         return obs.grid.size if (obs is not None and obs.grid is not None) else 64
 
     def _setup(self, obs: Observations | None) -> None:
-        if self.wavelet not in _discrete_wavelets():
+        if self.wavelet not in discrete_wavelets():
             raise ValueError(f"unknown discrete wavelet {self.wavelet!r}; see pywt.wavelist(kind='discrete')")
         if self.mode not in pywt.Modes.modes:
             raise ValueError(f"unknown extension mode {self.mode!r}; one of {pywt.Modes.modes}")
@@ -94,7 +94,7 @@ class Wavelet(GridDictionary):
 
 
 @functools.lru_cache(maxsize=1)
-def _discrete_wavelets() -> frozenset[str]:
+def discrete_wavelets() -> frozenset[str]:
     """``pywt.wavelist(kind="discrete")``, built once."""
     return frozenset(pywt.wavelist(kind="discrete"))
 

@@ -23,7 +23,7 @@ from ..dictionaries import (
     output_dictionary,
 )
 from ..docstrings import fill_doc
-from ..kernels import Kernel, check_spd, make_output_matrix
+from ..kernels import Identity, Kernel, check_spd, make_output_matrix
 from ..losses import is_square
 from ..notices import warn
 from ..solvers.closed_form import (
@@ -272,7 +272,9 @@ class KPLRegressor(FunctionalEstimator):
         dic = output_dictionary(self.dictionary, obs_c.location).fit(obs_c, domain=dom)
         self.dictionary_ = dic
         G = dic.gram()
-        B = check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_), "output_matrix")
+        identity = isinstance(make_output_matrix(self.output_matrix), Identity)  # B = I: nothing to check
+        B = np.eye(dic.n_atoms_) if identity else check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_),
+                                                            "output_matrix")
         self.gram_, self.B_ = G, B
         self._warn_unsupported_atoms(obs, dic)
 
@@ -280,14 +282,14 @@ class KPLRegressor(FunctionalEstimator):
         weights, self.integration_ = integration_weights(obs_c, dom, self.integration)
         phi = dic.evaluate(obs_c.grid if obs_c.grid is not None else obs_c.location)
         N = project_observations(obs_c, phi, weights)
-        K = self._kernel()(Xv, None, Xw)
+        K = self._kernel().checked_matrix(Xv, None, Xw)  # Xv checked by prepare_inputs
         self.X_fit_, self.X_weights_ = _own(Xv), Xw  # never a view of the caller's array
         self.nu_ = N
 
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
         self.route_ = None
         if self.solver_ == "eig":
-            Bs = sym_sqrt(B)
+            Bs = (np.eye(B.shape[0]), np.eye(B.shape[0])) if identity else sym_sqrt(B)  # I^1/2 = I^-1/2 = I
             out_eigh = dic.scaled_gram_eigh(Bs[0])
             if self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eigendecomposition of K
                 self.decomposition_ = None
@@ -347,7 +349,7 @@ class KPLRegressor(FunctionalEstimator):
     def _coefficients_and_labels(self, X: Any) -> tuple[np.ndarray, Any]:
         """Predicted coefficients and the inputs' sample labels, from one preparation of ``X``."""
         Xv, Xw, _, labels = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
-        Kn = self._kernel()(Xv, self.X_fit_, Xw)
+        Kn = self._kernel().checked_matrix(Xv, self.X_fit_, Xw)  # both checked by prepare_inputs
         return Kn @ self.dual_coef_B_, labels
 
     @fill_doc(predict_returns=PREDICT_RETURNS_DOC)
@@ -366,11 +368,37 @@ class KPLRegressor(FunctionalEstimator):
         at = None if at is None else check_locations(at, "at")
         if getattr(self, "approx_", None) is not None:
             return self.approx_.predict(X, at)
-        check_is_fitted(self, "dual_coef_")
+        Yhat, theta, labels = self._predict(X, at)
+        return self._as_given(Yhat, theta, labels, at, add_mean=False)
+
+    def predict_array(self, X: Any, at: Any = None) -> np.ndarray:
+        """Predicted curves as a plain ``(n_new, n_locations)`` array, whatever form the training responses had.
+
+        The values of :meth:`predict` without its labels (a front end labels them once, at its edge).
+
+        Examples
+        --------
+        >>> X = np.linspace(0, 1, 10)[:, None]; Y = np.hstack([X, 2 * X])
+        >>> m = KPLRegressor(lam=1e-3).fit(X, Y)
+        >>> bool(np.array_equal(m.predict_array(X[:2]), m.predict(X[:2])))
+        True
+        """
+        at = None if at is None else check_locations(at, "at")
+        if getattr(self, "approx_", None) is not None:
+            pred = np.asarray(self.approx_.predict(X, at), dtype=float)
+            return pred[:, None] if pred.ndim == 1 else pred
+        return self._predict(X, at)[0]
+
+    def _predict(self, X: Any, at: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, Any]:
+        """Predicted curves (mean added) at ``at`` (checked) or the training grid, the locations, the labels."""
+        if "dual_coef_" not in self.__dict__:
+            check_is_fitted(self, "dual_coef_")
         H, labels = self._coefficients_and_labels(X)
         theta = self.grid_ if at is None else at
         Yhat = H @ self.dictionary_.evaluate(theta).T
-        return self._as_given(Yhat, theta, labels, at)
+        if self.mean_ is not None:
+            Yhat += self.mean_(theta)[None, :]
+        return Yhat, theta, labels
 
     def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
         """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).

@@ -11,6 +11,7 @@ import xarray as xr
 from ..applicability import bound_applicability, loss_name
 from ..data.functional import SAMPLE, Observations, check_locations, validate_functional
 from ..data.integration import integration_weights
+from ..data.labels import labelled_array
 from ..data.scaling import power_of_two_scale
 from ..diagnostics import (
     dictionary_constants,
@@ -20,6 +21,7 @@ from ..diagnostics import (
     representation_error,
 )
 from ..docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc
+from ..estimators.kpl import KPLRegressor
 from ..notices import InterpolationWarning, said_once
 from .inference import InferenceMixin
 from .interpretation import InterpretationMixin
@@ -141,7 +143,22 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         from ..data.functional import as_dataset
 
         ds = self.model.data if newdata is None else as_dataset(newdata)
-        X = self.model.parsed.inputs(ds)
+        est, parsed = self.estimator, self.model.parsed
+        if isinstance(est, KPLRegressor) and getattr(est, "approx_", None) is None:
+            # the inputs validated once, plain arrays inward, the labels put on once
+            with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
+                values = est.predict_array(parsed.prepared_inputs(ds, est.interpolate_inputs, est.input_spec_),
+                                           at=at)
+            train, rdim = self.model.data, self.response_dim
+            coords: dict[str, Any] = {}
+            if SAMPLE in ds.coords:
+                coords[SAMPLE] = ds if SAMPLE in ds.xindexes else ds.coords.variables[SAMPLE].values
+            if at is None and rdim in train.xindexes and train.coords.variables[rdim].dtype == np.float64:
+                coords[rdim] = train  # the training grid: its coordinate and index are reused
+            else:
+                coords[rdim] = est.grid_ if at is None else check_locations(at, "at")
+            return labelled_array(values, (SAMPLE, rdim), coords, parsed.response)
+        X = parsed.inputs(ds)
         with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
             pred = self.estimator.predict(X, at=at)
         if not isinstance(pred, xr.DataArray):

@@ -63,9 +63,10 @@ def project_observations(obs: Observations, phi_at: np.ndarray, weights: np.ndar
     """
     wy = weights * obs.value
     if obs.grid is not None and obs.grid_index is not None and phi_at.shape[0] == obs.grid.size:
-        dense = np.zeros((obs.n_samples, obs.grid.size))
-        dense[obs.index, obs.grid_index] = wy
-        return dense @ phi_at
+        m = obs.grid.size
+        dense = np.zeros(obs.n_samples * m)
+        dense[obs.index * m + obs.grid_index] = wy  # by flat position: half the cost of a 2-d scatter
+        return dense.reshape(obs.n_samples, m) @ phi_at
     S = sp.csr_matrix((wy, (obs.index, np.arange(obs.index.size))), shape=(obs.n_samples, obs.index.size))
     return np.asarray(S @ phi_at)
 
@@ -80,9 +81,10 @@ def sym_sqrt(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> np.diag(h), np.diag(mh @ h)
     (array([2., 3.]), array([1., 1.]))
     """
-    if np.count_nonzero(B - np.diag(np.diag(B))) == 0:
-        d = np.diag(B)
-        return np.diag(np.sqrt(d)), np.diag(1.0 / np.sqrt(d))
+    d = np.diagonal(B)
+    if np.count_nonzero(B) == np.count_nonzero(d):  # diagonal
+        sq = np.sqrt(d)
+        return np.diag(sq), np.diag(1.0 / sq)
     w, Q = np.linalg.eigh(B)
     return (Q * np.sqrt(w)) @ Q.T, (Q / np.sqrt(w)) @ Q.T
 
