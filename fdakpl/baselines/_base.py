@@ -23,10 +23,11 @@ from ..data.preprocessing import (
     MeanFunction,
     prepare_inputs,
 )
+from ..data.validation import check_int, check_number
 from ..docstrings import fill_doc
 from ..estimators.base import FIT_PARAMETERS_DOC, PREDICT_RETURNS_DOC, FunctionalEstimator
 
-__all__ = ["FunctionalBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
+__all__ = ["FunctionalBaseline", "GridRidgeBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
 
 
 
@@ -231,3 +232,35 @@ class FunctionalBaseline(FunctionalEstimator):
         if self.mean_ is not None:
             out = out + self.mean_(theta)[None, None, :]
         return out
+
+
+class GridRidgeBaseline(FunctionalBaseline):
+    """A baseline solved as a ridge problem on a grid of ``n_grid`` output points (FKRR, KAM).
+
+    Holds the parameters such baselines share and their checks: ``lam`` (> 0), ``solver`` (``"eig"``
+    or ``"sylvester"``) and ``n_grid`` (at least 2), with the data handling of
+    :class:`FunctionalBaseline`.
+
+    Examples
+    --------
+    >>> from fdakpl.baselines import FunctionalKRR
+    >>> issubclass(FunctionalKRR, GridRidgeBaseline)
+    True
+    >>> FunctionalKRR(solver="lu").fit([[0.0], [1.0]], [[0.0, 1.0], [1.0, 0.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: solver must be 'eig' or 'sylvester', got 'lu'
+    """
+
+    def __init__(self, lam: float, solver: str, n_grid: int, center: bool = True,
+                 domain: tuple[float, float] | None = None, interpolate_inputs: bool = False) -> None:
+        super().__init__(center, domain, interpolate_inputs)
+        self.lam = lam
+        self.solver = solver
+        self.n_grid = n_grid
+
+    def _check_params(self) -> None:
+        check_number(self.lam, "lam")
+        check_int(self.n_grid, "n_grid", 2)
+        if self.solver not in {"eig", "sylvester"}:
+            raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")

@@ -7,12 +7,11 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations, quadrature_weights
-from ..data.validation import check_int, check_number
 from ..docstrings import fill_doc
 from ..estimators.base import DATA_PARAMETERS_DOC
 from ..kernels import Kernel, Laplace, kernel_or_default
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
-from ._base import FunctionalBaseline, responses_on_grid
+from ._base import GridRidgeBaseline, responses_on_grid
 
 __all__ = ["FunctionalKRR", "fkrr_system"]
 
@@ -38,7 +37,7 @@ def fkrr_system(grid: np.ndarray, domain: tuple[float, float], output_kernel: Ke
 
 
 @fill_doc(data_parameters=DATA_PARAMETERS_DOC)
-class FunctionalKRR(FunctionalBaseline):
+class FunctionalKRR(GridRidgeBaseline):
     """FKRR: kernel ridge regression in the function-valued RKHS of ``k_in(x, x') L``.
 
     Solves ``min_f 1/n sum_i ||y_i - f(x_i)||^2_{L2} + lambda ||f||^2`` for
@@ -101,21 +100,15 @@ class FunctionalKRR(FunctionalBaseline):
     def __init__(self, kernel: Kernel | None = None, output_kernel: Kernel | None = None, lam: float = 1e-3,
                  center: bool = True, solver: str = "eig", n_grid: int = 100,
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False) -> None:
-        super().__init__(center, domain, interpolate_inputs)
+        super().__init__(lam, solver, n_grid, center, domain, interpolate_inputs)
         self.kernel = kernel
         self.output_kernel = output_kernel
-        self.lam = lam
-        self.solver = solver
-        self.n_grid = n_grid
 
     def _output_kernel(self) -> Kernel:
         return kernel_or_default(self.output_kernel, "output_kernel", Laplace(1.0))
 
     def _check_params(self) -> None:
-        check_number(self.lam, "lam")
-        check_int(self.n_grid, "n_grid", 2)
-        if self.solver not in {"eig", "sylvester"}:
-            raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")
+        super()._check_params()
         self._kernel()
         self._output_kernel()
 

@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations, quadrature_weights
-from ..data.validation import check_int, check_number
+from ..data.validation import check_int
 from ..dictionaries import FPCA
 from ..docstrings import fill_doc
 from ..estimators.base import DATA_PARAMETERS_DOC
 from ..kernels import Gaussian, Kernel, kernel_or_default
 from ..progress import progress as progress_bar
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
-from ._base import FunctionalBaseline, curve_inputs, responses_on_grid
+from ._base import GridRidgeBaseline, curve_inputs, responses_on_grid
 
 __all__ = ["KernelAdditiveModel", "kam_input_gram", "kam_output_gram"]
 
@@ -109,7 +109,7 @@ def kam_output_gram(psi: np.ndarray, weights: np.ndarray, K_theta: np.ndarray) -
 
 
 @fill_doc(data_parameters=DATA_PARAMETERS_DOC)
-class KernelAdditiveModel(FunctionalBaseline):
+class KernelAdditiveModel(GridRidgeBaseline):
     """KAM: nonlinear additive function-to-function model in an RKHS on (input location, output location, value).
 
     The model of Reimherr, Sriperumbudur and Taoufik (2017), cited by the
@@ -181,15 +181,12 @@ class KernelAdditiveModel(FunctionalBaseline):
                  value_kernel: Kernel | None = None, n_atoms: int = 20, lam: float = 1e-3, center: bool = True,
                  solver: str = "eig", input_points: int | None = None, n_grid: int = 100,
                  domain: tuple[float, float] | None = None, interpolate_inputs: bool = False) -> None:
-        super().__init__(center, domain, interpolate_inputs)
+        super().__init__(lam, solver, n_grid, center, domain, interpolate_inputs)
         self.location_kernel = location_kernel
         self.output_location_kernel = output_location_kernel
         self.value_kernel = value_kernel
         self.n_atoms = n_atoms
-        self.lam = lam
-        self.solver = solver
         self.input_points = input_points
-        self.n_grid = n_grid
 
     def _kernels(self) -> tuple[Kernel, Kernel, Kernel]:
         names = ("location_kernel", "output_location_kernel", "value_kernel")
@@ -197,13 +194,10 @@ class KernelAdditiveModel(FunctionalBaseline):
         return ks  # type: ignore[return-value]
 
     def _check_params(self) -> None:
-        check_number(self.lam, "lam")
+        super()._check_params()
         check_int(self.n_atoms, "n_atoms")
-        check_int(self.n_grid, "n_grid", 2)
         if self.input_points is not None:
             check_int(self.input_points, "input_points", 2)
-        if self.solver not in {"eig", "sylvester"}:
-            raise ValueError(f"solver must be 'eig' or 'sylvester', got {self.solver!r}")
         self._kernels()
 
     def _curves(self, Xv: Any, Xw: Any) -> np.ndarray:

@@ -178,6 +178,9 @@ def load_dti(source: str = "auto") -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
+        One row per visit (``sample``): the tract profiles ``cca`` and ``rcst`` on their own
+        locations in ``[0, 1]`` (NaN where not observed), the scalar covariates, and the source,
+        licence and acknowledgment in the attributes.
 
     Raises
     ------
@@ -228,6 +231,8 @@ def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
+        The data set's columns as variables, matrix columns as functional variables
+        (``sample`` x their locations).
 
     Raises
     ------

@@ -16,6 +16,7 @@ import xarray as xr
 from scipy.interpolate import BSpline
 
 from ..data.functional import SAMPLE, location_dim, validate_functional
+from ..data.validation import check_number
 
 __all__ = ["CORRUPTIONS", "corrupt", "make_toy", "noise_for_snr", "signal_to_noise"]
 
@@ -135,8 +136,7 @@ def signal_to_noise(y: Any, sigma: float) -> float:
     >>> signal_to_noise(np.array([[1.0, -3.0], [2.0, np.nan]]), 0.5)
     4.0
     """
-    if not sigma > 0:
-        raise ValueError(f"sigma must be > 0, got {sigma}")
+    sigma = check_number(sigma, "sigma")
     vals = np.asarray(y.values if isinstance(y, xr.DataArray) else y, dtype=float)
     vals = vals[:, None] if vals.ndim == 1 else vals
     return float(np.mean(np.nanmean(np.abs(vals), axis=1)) / sigma)
@@ -150,9 +150,7 @@ def noise_for_snr(y: Any, snr: float) -> float:
     >>> noise_for_snr(np.array([[1.0, -3.0], [2.0, np.nan]]), 4.0)
     0.5
     """
-    if not snr > 0:
-        raise ValueError(f"snr must be > 0, got {snr}")
-    return signal_to_noise(y, 1.0) / float(snr)
+    return signal_to_noise(y, 1.0) / check_number(snr, "snr")
 
 
 def corrupt(ds: xr.Dataset, kind: str, level: float, random_state: Any = 0, var: str = "y") -> xr.Dataset:

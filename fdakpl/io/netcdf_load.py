@@ -8,13 +8,19 @@ against the grammar of :mod:`fdakpl.design`.
 
 Examples
 --------
+A file whose arrays would take more memory than ``max_bytes`` is refused before they are read:
+
 >>> import tempfile, pathlib
 >>> import numpy as np
->>> from fdakpl import KPLRegressor, Fourier
->>> X = np.linspace(0, 1, 12)[:, None]; Y = np.hstack([X, X ** 2, np.sin(X)])
->>> path = KPLRegressor(dictionary=Fourier(1), lam=1e-3).fit(X, Y).save(pathlib.Path(tempfile.mkdtemp()) / "m.nc")
+>>> from fdakpl import KPLRegressor
+>>> model = KPLRegressor(lam=0.1).fit(np.eye(6), np.outer(np.arange(6.0), np.linspace(0, 1, 5)))
+>>> path = model.save(pathlib.Path(tempfile.mkdtemp()) / "model.nc")
+>>> load(path, max_bytes=100)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: ...more than max_bytes=100 (9.54e-05 MiB); if you trust this file, pass a larger max_bytes to load
 >>> load(path).dual_coef_.shape
-(12, 3)
+(6, 5)
 """
 
 from __future__ import annotations
@@ -226,9 +232,9 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
         wanted[stored] = name
     total = sum(int(f.variables[n].size) * max(f.variables[n].dtype.itemsize, 1) for n in wanted)
     if total > max_bytes:
-        raise ValueError(f"the model's arrays take {total / 2 ** 20:.0f} MiB in memory, more than max_bytes="
-                         f"{max_bytes} ({max_bytes / 2 ** 20:.0f} MiB); if you trust this file, pass a larger "
-                         "max_bytes to load")
+        raise ValueError(f"the model's arrays take {total} bytes ({total / 2 ** 20:.3g} MiB) in memory, more than "
+                         f"max_bytes={max_bytes} ({max_bytes / 2 ** 20:.3g} MiB); if you trust this file, pass a "
+                         "larger max_bytes to load")
     arrays: dict[str, np.ndarray] = {}
     restored: dict[str, np.ndarray] = {}
     for name, what in wanted.items():

@@ -4,17 +4,7 @@
 :class:`~fdakpl.KPLRegressor` or :class:`~fdakpl.FunctionalRegressionResults`, both
 writing the netCDF format of :mod:`fdakpl.io.netcdf`), so ``fdakpl.save(res, path)`` and
 ``res.save(path)`` write the same file; :func:`load` reads it back without executing code.
-
-Examples
---------
->>> import tempfile, pathlib
->>> import numpy as np
->>> from fdakpl import KPLRegressor, Fourier
->>> X = np.linspace(0, 1, 12)[:, None]; Y = np.hstack([X, X ** 2, np.sin(X)])
->>> m = KPLRegressor(dictionary=Fourier(1), lam=1e-3).fit(X, Y)
->>> again = load(save(m, pathlib.Path(tempfile.mkdtemp()) / "m.nc"))
->>> bool(np.array_equal(again.predict(X), m.predict(X)))
-True
+Both functions' docstrings have runnable examples.
 """
 
 from __future__ import annotations
@@ -56,13 +46,18 @@ def save(obj: Any, path: str | os.PathLike[str], **kwargs: Any) -> Path:
 
     Examples
     --------
-    >>> import tempfile, pathlib
+    >>> import pathlib, tempfile
     >>> from fdakpl import FunctionalRegression, datasets
-    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-    ...                            progress=False).fit()
-    >>> again = load(save(res, pathlib.Path(tempfile.mkdtemp()) / "dti.nc"))
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> res = FunctionalRegression("rcst ~ cca + sex", datasets.dti_first_visits(), interpolate_inputs=True,
+    ...                            lam=1e-3, progress=False).fit()
+    >>> again = load(save(res, folder / "dti.nc"))
     >>> bool((again.predict() == res.predict()).all())
     True
+    >>> save([1.0, 2.0], folder / "list.nc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: fdakpl.save stores a fitted model (...), got a list, which has no save method
     """
     method = getattr(obj, "save", None)
     if not callable(method):
