@@ -114,6 +114,21 @@ class Kernel(BaseEstimator):
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
+    def exact_symmetric(self) -> bool:
+        """Whether the kernel matrix of a set with itself (``Y`` None) is symmetric bit for bit.
+
+        True for the kernels whose matrix comes from :func:`scipy.spatial.distance.pdist` (each pair computed
+        once), and for sums and products of such kernels; a solver then need not average the matrix with its
+        transpose. False when it is not known (e.g. a subclass with its own computation).
+
+        Examples
+        --------
+        >>> Gaussian(1.0).exact_symmetric(), Linear().exact_symmetric()
+        (True, False)
+        """
+        cls = type(self)
+        return cls.__call__ is Kernel.__call__ and getattr(cls._matrix, "pairs_once", False)
+
     def diagonal_bound(self) -> float:
         """``sup_x k(x, x)`` (``inf`` when unbounded), the paper's kappa for B = I."""
         return 1.0
@@ -176,6 +191,8 @@ class Gaussian(_ScaleKernel):
         # distances of x / sigma: no overflow or underflow of ||x - x'||^2 or sigma^2 at extreme scales
         return np.exp(-0.5 * _sqdist(*_scaled(X, Y, self.sigma), w))
 
+    _matrix.pairs_once = True  # type: ignore[attr-defined]  # by _sqdist: exactly symmetric (exact_symmetric)
+
 
 class Laplace(_ScaleKernel):
     """Laplace kernel ``exp(-||x - x'|| / sigma)``.
@@ -193,6 +210,8 @@ class Laplace(_ScaleKernel):
 
     def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         return np.exp(-np.sqrt(_sqdist(*_scaled(X, Y, self.sigma), w)))
+
+    _matrix.pairs_once = True  # type: ignore[attr-defined]  # by _sqdist: exactly symmetric (exact_symmetric)
 
 
 class Linear(Kernel):
@@ -377,6 +396,10 @@ class _Combination(Kernel):
             out = m if out is None else (out * m if self.op == "*" else out + m)
         assert out is not None
         return out
+
+    def exact_symmetric(self) -> bool:
+        return type(self).checked_matrix is _Combination.checked_matrix and \
+            all(k.exact_symmetric() for k in self.kernels.values())
 
     def diagonal_bound(self) -> float:
         vals = [k.diagonal_bound() for k in self.kernels.values()]

@@ -272,9 +272,9 @@ class KPLRegressor(FunctionalEstimator):
         dic = output_dictionary(self.dictionary, obs_c.location).fit(obs_c, domain=dom)
         self.dictionary_ = dic
         G = dic.gram()
-        identity = isinstance(make_output_matrix(self.output_matrix), Identity)  # B = I: nothing to check
-        B = np.eye(dic.n_atoms_) if identity else check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_),
-                                                            "output_matrix")
+        out_matrix = make_output_matrix(self.output_matrix)
+        identity = isinstance(out_matrix, Identity)  # B = I: nothing to check
+        B = np.eye(dic.n_atoms_) if identity else check_spd(out_matrix.matrix(dic.scales_), "output_matrix")
         self.gram_, self.B_ = G, B
         self._warn_unsupported_atoms(obs, dic)
 
@@ -282,20 +282,22 @@ class KPLRegressor(FunctionalEstimator):
         weights, self.integration_ = integration_weights(obs_c, dom, self.integration)
         phi = dic.evaluate(obs_c.grid if obs_c.grid is not None else obs_c.location)
         N = project_observations(obs_c, phi, weights)
-        K = self._kernel().checked_matrix(Xv, None, Xw)  # Xv checked by prepare_inputs
+        kernel = self._kernel()
+        K = kernel.checked_matrix(Xv, None, Xw)  # Xv checked by prepare_inputs
         self.X_fit_, self.X_weights_ = _own(Xv), Xw  # never a view of the caller's array
         self.nu_ = N
 
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
         self.route_ = None
         if self.solver_ == "eig":
-            Bs = (np.eye(B.shape[0]), np.eye(B.shape[0])) if identity else sym_sqrt(B)  # I^1/2 = I^-1/2 = I
+            Bs = (B, B) if identity else sym_sqrt(B)  # I^1/2 = I^-1/2 = I
             out_eigh = dic.scaled_gram_eigh(Bs[0])
             if self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eigendecomposition of K
                 self.decomposition_ = None
                 self.dual_coef_, self.route_ = ridge_single(K, G, B, N, self.lam, output_eigh=out_eigh, B_sqrt=Bs)
             else:
-                self.decomposition_ = decompose(K, G, B, N, output_eigh=out_eigh, B_sqrt=Bs)
+                self.decomposition_ = decompose(K, G, B, N, output_eigh=out_eigh, B_sqrt=Bs,
+                                                symmetric=kernel.exact_symmetric(), identity=identity)
                 self.dual_coef_ = ridge_coef(self.decomposition_, self.lam)
                 self.route_ = "eigendecomposition"
         elif self.solver_ == "sylvester":
@@ -307,7 +309,7 @@ class KPLRegressor(FunctionalEstimator):
                             self.solver_options)
             self.dual_coef_ = res.coef
             self.n_iter_, self.converged_, self.grad_norm_ = res.n_iter, res.converged, res.grad_norm
-        self.dual_coef_B_ = self.dual_coef_ @ B
+        self.dual_coef_B_ = self.dual_coef_.copy() if identity else self.dual_coef_ @ B  # A I = A
         self.K_ = K
         if info.grid is not None:
             self.grid_ = info.grid
@@ -319,6 +321,8 @@ class KPLRegressor(FunctionalEstimator):
 
     def _warn_unsupported_atoms(self, obs: Observations, dic: Dictionary) -> None:
         d = dic.n_atoms_
+        if d <= int(obs.counts.max()):  # one curve alone is seen at d locations or more (counts cached by obs)
+            return
         if obs.grid is not None and obs.grid_index is not None:
             q = int(np.count_nonzero(np.bincount(obs.grid_index, minlength=obs.grid.size)))
         else:

@@ -153,24 +153,33 @@ def _check_shapes(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray) ->
 
 def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray,
               output_eigh: tuple[np.ndarray, np.ndarray] | None = None,
-              B_sqrt: tuple[np.ndarray, np.ndarray] | None = None) -> RidgeDecomposition:
+              B_sqrt: tuple[np.ndarray, np.ndarray] | None = None, *,
+              symmetric: bool = False, identity: bool = False) -> RidgeDecomposition:
     """Decompose ``K`` and ``B^{1/2} G B^{1/2}`` once for a whole lambda path.
 
     Cost: ``O(n^3 + d^3 + n^2 d + n d^2)``. ``output_eigh``, the eigenvalues and eigenvectors of
     ``B^{1/2} G B^{1/2}``, and ``B_sqrt`` (``B^{1/2}``, ``B^{-1/2}``), when the caller has them (they
     depend only on the dictionary and ``B``: :meth:`fdakpl.dictionaries.Dictionary.scaled_gram_eigh`),
-    save the ``d x d`` work.
+    save the ``d x d`` work. ``symmetric``: ``K`` is known to be exactly symmetric (e.g. built from
+    :func:`scipy.spatial.distance.pdist`, :meth:`fdakpl.kernels.Kernel.exact_symmetric`), so it is not
+    averaged with its transpose (which would give the same numbers). ``identity``: ``B`` is the identity, so
+    the products with ``B^{1/2} = B^{-1/2} = I`` are skipped (the same numbers).
 
     Examples
     --------
     >>> K = np.eye(2); G = np.eye(1); B = np.eye(1); N = np.array([[1.0], [2.0]])
     >>> ridge_coef(decompose(K, G, B, N), 0.5).ravel()
     array([0.5, 1. ])
+    >>> ridge_coef(decompose(K, G, B, N, symmetric=True, identity=True), 0.5).ravel()
+    array([0.5, 1. ])
     """
     n, d = _check_shapes(K, G, B, N)
-    s, U = np.linalg.eigh(0.5 * (K + K.T))
-    s = np.clip(s, 0.0, None)
+    s, U = np.linalg.eigh(K if symmetric else 0.5 * (K + K.T))
+    np.clip(s, 0.0, None, out=s)
     Bh, Bmh, e, V = output_side(G, B, B_sqrt, output_eigh)
+    if identity:  # products with I: the same numbers, without the d x d matrix products
+        Vt = np.ascontiguousarray(V.T)  # what V.T @ I gives
+        return RidgeDecomposition(s, U, e, V, Bh, Bmh, U.T @ N @ V, n, Vt, Vt)
     Nt = U.T @ (N @ Bh) @ V
     return RidgeDecomposition(s, U, e, V, Bh, Bmh, Nt, n, V.T @ Bh, V.T @ Bmh)
 
