@@ -165,11 +165,15 @@ class FunctionalRegression:
                  random_state: Any = 0, n_jobs: int = 2, progress: bool | None = None,
                  domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None) -> None:
         self.formula = formula
-        # a private deep copy: later edits of the user's Dataset (ds["y"] = ...) change neither the fit, nor the
-        # results, nor what save() writes
+        # a private deep copy of the variables the model uses (the formula's, and groups= named by its variable):
+        # later edits of the user's Dataset (ds["y"] = ..., ds["y"][0] = ...) change neither the fit, nor the
+        # results, nor what save() writes; the other variables are not copied (half the cost of a full copy)
         source = as_dataset(data)
         parsed = parse_formula(formula, source)  # checks the user's variables (remembered: fdakpl.data.seen) ...
-        self.data = source.copy(deep=True)
+        used = [parsed.response, *parsed.functional_terms, *([] if parsed.scalar is None else parsed.scalar.variables)]
+        if isinstance(groups, str) and groups in source.data_vars:
+            used.append(groups)
+        self.data = source[list(dict.fromkeys(used))].copy(deep=True)
         carry_valid(source, self.data, {parsed.response: parsed.response_dim,  # ... valid in their copy as well
                                         **{t: next(d for d in source.variables[t].dims if d != "sample")
                                            for t in parsed.functional_terms}})
@@ -299,7 +303,7 @@ class FunctionalRegression:
         if value is None:
             return None
         if isinstance(value, str) and value == "auto":
-            return np.unique(default) if np.any(default[1:] <= default[:-1]) else default.copy()
+            return default.copy()  # the module's default grids are increasing
         msg = f"{name} must be 'auto', None or a sequence of numbers > 0, got {value!r}"
         if isinstance(value, str):
             raise ValueError(msg)
@@ -323,10 +327,10 @@ class FunctionalRegression:
         given = set(self.kernels or {}) if self.kernel is None else set(kernels)
         terms = [t for t, k in kernels.items() if isinstance(k, Gaussian) and t not in given] if widths is not None \
             else []
-        scales = np.asarray(proxy.dictionary_.scales_, dtype=float)
-        tune_b = self.output_matrix is None and bs is not None and np.ptp(scales) > 0
+        tune_b = self.output_matrix is None and bs is not None and np.ptp(proxy.dictionary_.scales_) > 0
         if not terms and not tune_b and how == "fixed":
             return None, kernels, self.output_matrix
+        scales = np.asarray(proxy.dictionary_.scales_, dtype=float)
         obs, w, phi = centred_observations(proxy, Y)
         # the criteria on responses divided by a power of two near their size: no overflow of the squares at
         # responses near 1e200 (the scores scale by unit^2, the choice does not change, rounding is exact)
@@ -437,8 +441,11 @@ class FunctionalRegression:
         Y = validate_functional(ds[self.parsed.response], self.parsed.response)
         X = self.parsed.inputs(ds)
         observed = ~np.isnan(Y.values)
+        counts = observed.sum(axis=1)
         fully = bool(observed.all())
-        sparse = is_sparse(observed.sum(axis=1), int(observed.any(axis=0).sum()))
+        # sparse only if some curve has fewer points than SPARSE_POINTS (the median is at least the minimum)
+        sparse = bool(counts.size and counts.min() < SPARSE_POINTS) and \
+            is_sparse(counts, int(np.count_nonzero(observed.any(axis=0))))
         solver, reason = self._routing(fully, sparse)
         dictionary = self._dictionary()
         if sparse and isinstance(dictionary, str) and dictionary == "auto":
@@ -549,7 +556,8 @@ class FunctionalRegression:
             lam_value = float(lam_spec)
             if not np.isfinite(lam_value) or lam_value <= 0:
                 raise ValueError(f"lam must be a number > 0, got {lam_spec}")
-            grid = check_lam_grid(grid, "lam_grid")
+            if self.lam_grid is not None:  # the user's grid is checked even if unused; the default is valid
+                grid = check_lam_grid(grid, "lam_grid")
         else:
             how = "loo"
             grid = check_lam_grid(lam_spec, "lam")

@@ -225,3 +225,26 @@ def test_bands_that_would_be_infinite_are_refused():
         res.prediction_bands(ds.isel(sample=[0]), alpha=0.1)
     lo, hi, _ = res.prediction_bands(ds.isel(sample=[0]), alpha=0.2, calibration=0.4)
     assert np.isfinite(lo.values).all() and np.isfinite(hi.values).all()
+
+
+# ----------------------------------------------------------------------------- the model's own copy of its data
+@pytest.mark.filterwarnings("ignore:the LOO-chosen lambda")
+def test_editing_the_users_data_after_construction_changes_nothing():
+    """The model copies the variables it uses (not the others): in-place edits and replaced variables of the
+    user's Dataset, made between construction and fit or after the fit, change neither the fit nor its results."""
+    ds = make_data().assign(subject=("sample", np.arange(12) // 2))
+    kw = dict(dictionary=Fourier(2), lam="loo", lam_grid=[1e-3, 1e-2, 1e-1], kernel=Gaussian(1.0), groups="subject",
+              progress=False)
+    ref = FunctionalRegression("y ~ x + z", make_data().assign(subject=("sample", np.arange(12) // 2)), **kw).fit()
+    model = FunctionalRegression("y ~ x + z", ds, **kw)
+    assert sorted(model.data.data_vars) == ["subject", "x", "y", "z"]  # g is not used: not copied
+    ds["x"].values[:] = 0.0  # in place, before the fit
+    ds["y"].values[0, 0] = 1e6
+    ds["z"].values[:] = np.nan
+    ds["subject"].values[:] = 0
+    res = model.fit()
+    ds["y"] = ds["y"] * 0.0  # replaced, after the fit
+    np.testing.assert_array_equal(res.predict().values, ref.predict().values)
+    np.testing.assert_array_equal(res.fitted.values, ref.fitted.values)
+    assert res.r2 == ref.r2 and res.lam == ref.lam and res.lam_how == ref.lam_how == "leave-one-group-out (subject)"
+    assert float(res.model.data["y"].values[0, 0]) == float(ref.model.data["y"].values[0, 0])
