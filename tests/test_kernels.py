@@ -69,3 +69,32 @@ def test_output_matrices():
         Gaussian(0.0)
     with pytest.raises(ValueError, match="b must be > 0"):
         ScaleDecay(-1.0)
+
+
+def test_gram_of_a_set_is_scipys_pdist_and_exactly_symmetric(rng):
+    """Kernels built from distances compute each pair once, with the numbers of scipy's public pdist; their
+    matrices (and sums and products of them) are symmetric bit for bit, which the eigendecomposition relies on
+    (exact_symmetric); others are not assumed symmetric."""
+    from scipy.spatial.distance import pdist, squareform
+
+    from fdakpl.kernels import Gaussian, Laplace, Linear, Product, Sum
+
+    X, w = rng.normal(size=(40, 7)), rng.uniform(0.5, 1.5, size=7)
+    for kern, f in [(Gaussian(0.7), lambda d: np.exp(-0.5 * d)), (Laplace(1.3), lambda d: np.exp(-np.sqrt(d)))]:
+        for weights in (None, w):
+            A = X / kern.sigma if weights is None else X / kern.sigma * np.sqrt(weights)
+            K = kern.checked_matrix(X, None, weights)
+            np.testing.assert_array_equal(K, f(squareform(pdist(A, "sqeuclidean"))))
+            np.testing.assert_array_equal(K, K.T)
+            assert kern.exact_symmetric()
+    terms = {"a": X, "b": X[:, :3]}
+    for comb in (Product({"a": Gaussian(1.0), "b": Laplace(2.0)}), Sum({"a": Gaussian(1.0), "b": Gaussian(0.5)})):
+        K = comb.checked_matrix(terms)
+        assert comb.exact_symmetric() and np.array_equal(K, K.T)
+    assert not Linear().exact_symmetric() and not Product({"a": Gaussian(1.0), "b": Linear()}).exact_symmetric()
+
+    class Own(Gaussian):  # a computation of its own: not known to be symmetric
+        def _matrix(self, X, Y, w):
+            return super()._matrix(X, Y, w)
+
+    assert not Own(1.0).exact_symmetric()
