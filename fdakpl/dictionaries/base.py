@@ -98,7 +98,8 @@ class Dictionary(BaseEstimator):
         self.domain_ = (lo, hi)
         if self.data_dependent and obs is None:
             raise ValueError(f"{type(self).__name__} is fitted on the responses: pass obs")
-        if obs is not None:
+        on_grid = obs is not None and obs.grid is not None and obs.grid_index is not None
+        if obs is not None and not (on_grid and self._inside(obs.grid)):  # points on a grid inside the domain
             self._check_inside(obs.location, "response locations")
         key = None if self.data_dependent else self._setup_key(obs)
         if key is not None:
@@ -126,11 +127,15 @@ class Dictionary(BaseEstimator):
         if not self.fitted:
             raise RuntimeError(f"{type(self).__name__} is not set up yet; call .fit(obs or domain=...)")
 
-    def _check_inside(self, theta: np.ndarray, what: str = "locations") -> None:
+    def _inside(self, theta: np.ndarray) -> bool:
         lo, hi = self.domain_
         tol = DOMAIN_TOL * max(1.0, hi - lo)
         theta = np.asarray(theta, dtype=float)
-        if theta.size and (theta.min() < lo - tol or theta.max() > hi + tol or not np.isfinite(theta).all()):
+        return not (theta.size and (theta.min() < lo - tol or theta.max() > hi + tol or not np.isfinite(theta).all()))
+
+    def _check_inside(self, theta: np.ndarray, what: str = "locations") -> None:
+        if not self._inside(theta):
+            lo, hi = self.domain_
             raise ValueError(
                 f"{what} span [{np.nanmin(theta):.6g}, {np.nanmax(theta):.6g}] but the dictionary's "
                 f"domain is [{lo:.6g}, {hi:.6g}]; pass domain=(lo, hi) to the dictionary or rescale "
