@@ -757,8 +757,9 @@ def test_memory_estimate_bounds_the_measured_peak():
     """The estimate check_exact_memory refuses by is an upper bound on what a fit really allocates.
 
     tracemalloc sees numpy's arrays (the kernel matrix, eigenvectors, products); at n = 500 they are
-    n^2-sized, so the estimate must bound the peak and not overstate it more than threefold (measured: peak
-    3.3 n^2 doubles, estimate 7 n^2 + 4 N doubles, ratio 2.2). It does not see the workspace LAPACK
+    n^2-sized, so the estimate must bound the peak and not overstate it more than 3.5-fold (measured: peak
+    2.3 n^2 doubles since K, exactly symmetric, is no longer copied to be symmetrised (3.3 before), estimate
+    7 n^2 + 4 N doubles, ratio 3.1). It does not see the workspace LAPACK
     allocates inside numpy.linalg, which the estimate also covers: benchmarks/bench_closed_form.py measures
     the resident high-water mark of a fit in a fresh process (n = 1500: 6.5 n^2 doubles of RSS increase).
     """
@@ -779,7 +780,7 @@ def test_memory_estimate_bounds_the_measured_peak():
     single = peak_of_fit(n, "auto")
     estimate = check_exact_memory(n, n * 20, limit=np.inf)
     assert peak > n * n * 8  # the measurement sees the n x n matrices at all
-    assert peak <= estimate <= 3 * peak, (peak / (8 * n * n), estimate / peak)
+    assert peak <= estimate <= 3.5 * peak, (peak / (8 * n * n), estimate / peak)
     assert n * n * 8 < single <= estimate
 
 
