@@ -65,8 +65,7 @@ def _is_curve(X: Any) -> bool:
 
 
 def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
-               validated: bool = False) -> tuple[np.ndarray, Any, InputSpec, Callable[[], np.ndarray | None]]:
-    """Values, quadrature weights and spec of one input, and a function giving its sample labels (read once)."""
+               validated: bool = False) -> tuple[np.ndarray, Any, InputSpec, np.ndarray | None]:
     if _is_curve(X):
         da = X if validated else validate_functional(X, name)
         loc = location_dim(da, name)
@@ -79,16 +78,10 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
                     f"{spec.grid.size} points); interpolate it first, e.g. "
                     f"new.interp({loc}=fitted_grid)"
                 )
-        read: list[np.ndarray | None] = []
-
-        def curve_labels() -> np.ndarray | None:  # for a message about missing values, and for the caller
-            if not read:
-                read.append(_labels_of(da))
-            return read[0]
-
-        values = _finite_or_interpolate(da.values, grid, name, interpolate, curve_labels)
+        labels = _labels_of(da)  # read once: for a message about missing values, and for the caller
+        values = _finite_or_interpolate(da.values, grid, name, interpolate, labels)
         w = quadrature_weights(grid)
-        return values, w, InputSpec("curve", grid.size, grid=grid, location_dim=loc), curve_labels
+        return values, w, InputSpec("curve", grid.size, grid=grid, location_dim=loc), labels
     labels = _labels_of(X)
     X = masked_to_nan(X)
     if isinstance(X, xr.DataArray):
@@ -129,7 +122,7 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
     k = shape if len(shape) > 1 else shape[0]
     if spec is not None and spec.n_features != k:
         raise ValueError(f"{name} has {k} features, but KPLRegressor is expecting {spec.n_features} features as input")
-    return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0], feature_names=names), lambda: labels
+    return arr, None, InputSpec("array", shape if len(shape) > 1 else shape[0], feature_names=names), labels
 
 
 def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, interpolate: bool,
@@ -203,14 +196,13 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
             n = a.shape[0]
             vals[term], ws[term], specs[term] = a, w, s
             if labels is None:
-                labels = term_labels()
+                labels = term_labels
         if spec is not None:
             missing = set(spec.terms) - set(vals)
             if missing:
                 raise ValueError(f"new data lacks input terms {sorted(missing)}")
         return vals, ws, InputSpec("terms", None, terms=specs), labels
-    a, w, s, labels_of_x = _one_input(X, name, interpolate, spec, validated)
-    return a, w, s, labels_of_x()
+    return _one_input(X, name, interpolate, spec, validated)
 
 
 def _labels_of(X: Any) -> np.ndarray | None:
