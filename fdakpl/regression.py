@@ -77,7 +77,8 @@ class FunctionalRegression:
         R-style names (``visit.time``) and non-ASCII names work as they are; ``y ~ .`` uses every
         other variable; ``- z`` removes a term.
     data : xarray.Dataset
-        Variables sharing the ``sample`` dim; NaN in the response = not observed.
+        Variables sharing the ``sample`` dim; NaN in the response = not observed. The model keeps a
+        private copy of the variables it uses (``model.data``): later edits of ``data`` change nothing.
     dictionary : str or Dictionary, default "auto"
         A :class:`~fdakpl.dictionaries.Dictionary` or a name (``"db3"``, ``"fourier"``, ``"fpca"``, ...).
     level : int, optional
