@@ -201,7 +201,7 @@ def test_edge_warnings_for_every_tuned_parameter(rng):
         FunctionalRegression("y ~ x", ds, dictionary=Fourier(3), lam_grid=[1e3, 1e4], width_grid=[1e-3, 2e-3],
                              b_grid=[1.0, 1.01], progress=False).fit()
     msgs = " | ".join(str(r.message) for r in rec)
-    assert "width of 'x'" in msgs and "lambda" in msgs
+    assert "width multiple (of the median heuristic) of 'x'" in msgs and "lambda" in msgs
     assert not warn_on_edge("b", [1.0, 2.0], 0, "LOO", "b_grid", lower_is_natural=True)
     with pytest.warns(UserWarning, match="scale decay b 2 is the largest"):
         warn_on_edge("scale decay b", [1.0, 2.0], 1, "LOO", "b_grid")
@@ -302,3 +302,26 @@ def test_groups_through_the_front_end(rng):
         FunctionalRegression("y ~ x", ds, groups="nope", progress=False).fit()
     with pytest.raises(ValueError, match="one label per curve"):
         FunctionalRegression("y ~ x", ds, groups=[1, 2], progress=False).fit()
+
+
+def test_default_b_grid_upper_end_is_a_note_and_a_given_grid_warns():
+    """b at the top of the default grid goes to the notes (extending it raised DTI's held-out error,
+    benchmarks/grid_edges.py); the same choice on a grid the user gave still warns."""
+    import warnings
+
+    from fdakpl import datasets
+
+    dti = datasets.dti_first_visits()
+    # a fixed kernel and lambda: only b is tuned; a strongly decaying B is chosen on DTI's rcst
+    kw = dict(kernel=Gaussian(0.3), lam=1e-4, interpolate_inputs=True, progress=False)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = FunctionalRegression("rcst ~ cca", dti, **kw).fit()
+    texts = [str(r.message) for r in rec]
+    assert res.tuning.b == 2.0
+    assert not any("scale decay b" in t for t in texts), texts
+    assert any(n.startswith("scale decay b = 2 chosen by") for n in res.notes), res.notes
+    assert "Grid edges" in " ".join(str(res.summary()).split())
+    with pytest.warns(UserWarning, match="scale decay b 2 is the largest value of its grid"):
+        given = FunctionalRegression("rcst ~ cca", dti, b_grid=[1.0, 1.5, 2.0], **kw).fit()
+    assert given.tuning.b == 2.0 and not any(n.startswith("scale decay b") for n in given.notes)
