@@ -30,8 +30,8 @@ from .data.functional import Observations
 from .data.integration import integration_weights
 from .data.preprocessing import center_responses, check_same_samples, n_samples_of, prepare_inputs, prepare_response
 from .dictionaries import Dictionary, output_dictionary
-from .kernels import Gaussian, Kernel, check_spd, make_output_matrix
-from .losses import make_loss
+from .kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
+from .losses import is_square
 from .notices import silenced
 from .progress import progress as show_progress
 from .solvers.closed_form import output_side, sym_sqrt
@@ -252,7 +252,7 @@ def kfold_labelled(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: lis
         return None  # subclasses may fit otherwise
     base = estimator.get_params(deep=False)
     if base.get("approx") is not None or base.get("solver") not in {"auto", "eig"} or \
-            not make_loss(base.get("loss", "square")).is_square or set(fit_params) - {"locations"}:
+            not is_square(base.get("loss")) or set(fit_params) - {"locations"}:
         return None
     if any(k not in CLOSED_FORM_PARAMS and not k.startswith("kernel__") for p in params for k in p):
         return None
@@ -272,7 +272,7 @@ def kfold_labelled(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: lis
     where: list[tuple[int, int, int]] = []
     for p in params:
         est_p = clone(estimator).set_params(**p) if any(k.startswith("kernel") for k in p) else None
-        kern = (est_p.kernel if est_p is not None else base["kernel"]) or Gaussian(1.0)  # KPLRegressor's default
+        kern = kernel_or_default(est_p.kernel if est_p is not None else base["kernel"])  # KPLRegressor's default
         kernel_index = next((i for i, k in enumerate(kernels) if k == kern), None)
         if kernel_index is None:
             kernels.append(kern)
