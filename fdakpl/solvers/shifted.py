@@ -214,6 +214,11 @@ def _factor(K: np.ndarray, t: float) -> np.ndarray:
     return c
 
 
+def _direct(K: np.ndarray, t: float, B: np.ndarray) -> np.ndarray:
+    """``(K + t I)^{-1} B`` by its own Cholesky factorisation."""
+    return sla.cho_solve((_factor(K, t), True), B, check_finite=False)
+
+
 def solve_shifted(K: np.ndarray, shifts: np.ndarray, rhs: np.ndarray, rtol: float = RTOL,
                   plan: ShiftPlan | None = None) -> tuple[np.ndarray, str]:
     """Solve ``(K + shifts[j] I) z_j = rhs[:, j]`` for every column ``j``.
@@ -267,7 +272,7 @@ def solve_shifted(K: np.ndarray, shifts: np.ndarray, rhs: np.ndarray, rtol: floa
     t = np.array([shifts[g].mean() for g in cols])
     counts = np.array([g.size for g in cols])
     if t.size == 1 and plan is None:  # one distinct shift: one factorisation
-        Z[:, cols[0]] = sla.cho_solve((_factor(K, float(t[0])), True), rhs[:, cols[0]], check_finite=False)
+        Z[:, cols[0]] = _direct(K, float(t[0]), rhs[:, cols[0]])
         return Z, "cholesky"
     knorm = _norm_bound(K)
     plan = plan_shifts(t, counts, n, knorm, rtol) if plan is None else plan
@@ -301,7 +306,7 @@ def solve_shifted(K: np.ndarray, shifts: np.ndarray, rhs: np.ndarray, rtol: floa
         ok &= res <= BACKWARD_TOL * ((knorm + ts) * np.linalg.norm(Zc, axis=0) + np.linalg.norm(rhs[:, jc], axis=0))
         fallback += [i for i in others if not ok[np.isin(jc, cols[i])].all()]
     for i in fallback:
-        Z[:, cols[i]] = sla.cho_solve((_factor(K, float(t[i])), True), rhs[:, cols[i]], check_finite=False)
+        Z[:, cols[i]] = _direct(K, float(t[i]), rhs[:, cols[i]])
     n_iterative = sum(g.size - (a is not None) for a, g in zip(plan.anchors, plan.groups, strict=True))
     route = "cholesky" if plan.route == "cholesky" or len(fallback) == n_iterative else plan.route
     return Z, route
