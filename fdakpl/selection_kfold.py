@@ -34,7 +34,7 @@ from .kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
 from .losses import is_square
 from .notices import silenced
 from .progress import progress as show_progress
-from .solvers.closed_form import output_side, sym_sqrt
+from .solvers.closed_form import output_side, psd_eigh, sym_sqrt
 from .solvers.memory import check_exact_memory
 
 __all__ = ["CLOSED_FORM_PARAMS", "kfold_grid", "kfold_labelled"]
@@ -157,8 +157,7 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
         release the GIL: folds can run in threads)."""
         tr, te, Yw, R_te, w_te, settings = prepared[f]
         Kt = K[np.ix_(tr, tr)]
-        s, U = np.linalg.eigh(0.5 * (Kt + Kt.T))
-        np.clip(s, 0.0, None, out=s)
+        s, U = psd_eigh(Kt)
         KU = K[np.ix_(te, tr)] @ U
         UtYw = U.T @ Yw
         for j, k, e, phiBV in settings:

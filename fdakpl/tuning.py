@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .data.functional import Observations
-from .solvers.closed_form import RidgeDecomposition, output_side
+from .solvers.closed_form import RidgeDecomposition, output_side, psd_eigh
 
 __all__ = [
     "DEFAULT_B_GRID",
@@ -410,8 +410,7 @@ def tune_closed_form(kernel_matrix: Callable[[tuple[float, ...]], np.ndarray], w
         if mult in cache:
             return cache[mult]
         K = kernel_matrix(mult)
-        s, U = np.linalg.eigh(0.5 * (K + K.T))
-        s = np.clip(s, 0.0, None)
+        s, U = psd_eigh(K)
         out = np.empty((b_grid.size, lams.size))
         for j, (B, Bh, e, V, _P, NP, Mrot) in enumerate(per_b):
             if score_path is None and gidx is not None:

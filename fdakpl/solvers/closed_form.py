@@ -32,10 +32,12 @@ __all__ = [
     "decompose",
     "output_side",
     "project_observations",
+    "psd_eigh",
     "ridge_coef",
     "ridge_single",
     "ridge_sylvester",
 ]
+
 
 def project_observations(obs: Observations, phi_at: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Inner products ``nu_il = sum_p c_ip y_ip phi_l(theta_ip)`` as an ``(n, d)`` array.
@@ -151,6 +153,23 @@ def _check_shapes(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray) ->
     return n, d
 
 
+def psd_eigh(K: np.ndarray, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (clipped at 0) and eigenvectors of a positive semi-definite kernel matrix.
+
+    ``K`` is averaged with its transpose first (rounding may leave it slightly asymmetric) unless
+    ``symmetric`` says it is exactly symmetric.
+
+    Examples
+    --------
+    >>> s, U = psd_eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> s
+    array([1., 3.])
+    """
+    s, U = np.linalg.eigh(K if symmetric else 0.5 * (K + K.T))
+    np.clip(s, 0.0, None, out=s)
+    return s, U
+
+
 def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray,
               output_eigh: tuple[np.ndarray, np.ndarray] | None = None,
               B_sqrt: tuple[np.ndarray, np.ndarray] | None = None, *,
@@ -174,8 +193,7 @@ def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray,
     array([0.5, 1. ])
     """
     n, d = _check_shapes(K, G, B, N)
-    s, U = np.linalg.eigh(K if symmetric else 0.5 * (K + K.T))
-    np.clip(s, 0.0, None, out=s)
+    s, U = psd_eigh(K, symmetric)
     Bh, Bmh, e, V = output_side(G, B, B_sqrt, output_eigh)
     if identity:  # products with I: the same numbers, without the d x d matrix products
         Vt = np.ascontiguousarray(V.T)  # what V.T @ I gives
