@@ -54,6 +54,9 @@ def is_sparse(counts: np.ndarray, n_locations: int) -> bool:
     >>> is_sparse(np.array([3, 5, 8]), 16), is_sparse(np.array([55, 50, 55]), 55), is_sparse(np.array([13, 14]), 15)
     (True, False, False)
     """
+    counts = np.asarray(counts)
+    if counts.size == 0 or counts.min() >= SPARSE_POINTS:  # the median is at least the minimum: no median needed
+        return False
     mid = median(counts)
     return bool(mid < SPARSE_POINTS and mid < 0.5 * n_locations)
 
@@ -309,7 +312,7 @@ class FunctionalRegression:
         if isinstance(value, str):
             raise ValueError(msg)
         try:
-            g = np.asarray(default if isinstance(value, str) else value, dtype=float).ravel()
+            g = np.asarray(value, dtype=float).ravel()
         except (TypeError, ValueError):
             raise ValueError(msg) from None
         if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
@@ -452,9 +455,7 @@ class FunctionalRegression:
         observed = ~np.isnan(Y.values)
         counts = observed.sum(axis=1)
         fully = bool(observed.all())
-        # sparse only if some curve has fewer points than SPARSE_POINTS (the median is at least the minimum)
-        sparse = bool(counts.size and counts.min() < SPARSE_POINTS) and \
-            is_sparse(counts, int(np.count_nonzero(observed.any(axis=0))))
+        sparse = is_sparse(counts, int(np.count_nonzero(observed.any(axis=0))))
         solver, reason = self._routing(fully, sparse)
         dictionary = self._dictionary()
         if sparse and isinstance(dictionary, str) and dictionary == "auto":
