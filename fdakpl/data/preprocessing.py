@@ -126,11 +126,10 @@ def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
 
 
 def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, interpolate: bool,
-                           labels: Any = None) -> np.ndarray:
-    """``values``, or with NaN filled (``interpolate``); ``labels`` (or a function giving them) for messages."""
+                           labels: np.ndarray | None = None) -> np.ndarray:
+    """``values``, or with NaN filled (``interpolate``); ``labels`` name the samples in messages."""
     if np.isfinite(values).all():
         return values
-    labels = labels() if callable(labels) else labels
     nan = np.isnan(values)
     if np.isinf(values).any():
         rows = np.nonzero(np.isinf(values).reshape(values.shape[0], -1).any(axis=1))[0]
