@@ -38,8 +38,6 @@ __all__ = ["ParsedFormula", "ScalarDesign", "default_kernels", "median_heuristic
 SCALARS = "scalars"
 
 
-
-
 def _is_functional(da: xr.DataArray | xr.Variable) -> bool:
     return da.ndim == 2 and SAMPLE in da.dims
 

@@ -456,6 +456,7 @@ def _subset(data: Any, rows: np.ndarray) -> Any:
         return sub
     return np.asarray(data)[rows]
 
+
 def centred_observations(est: Any, Y: Any) -> tuple[Observations, np.ndarray, np.ndarray]:
     """The training responses of a fitted estimator as it fitted them: centred observations,
     integration weights and the atoms on the response grid.

@@ -30,8 +30,6 @@ from ..estimators.base import FIT_PARAMETERS_DOC, PREDICT_RETURNS_DOC, Functiona
 __all__ = ["FunctionalBaseline", "GridRidgeBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
 
 
-
-
 def squared_distances(Xa: Any, Xb: Any, weights: Any) -> np.ndarray:
     """Squared (L2 for curves, Euclidean for vectors) distances between two sets of prepared inputs.
 

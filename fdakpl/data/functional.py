@@ -417,6 +417,7 @@ def check_domain(domain: Any, name: str = "domain") -> tuple[float, float] | Non
         raise ValueError(msg)
     return lo, hi
 
+
 def from_long(
     df: pd.DataFrame,
     grid: np.ndarray | None = None,

@@ -8,6 +8,7 @@ from .functional import Observations, quadrature_weights
 
 __all__ = ["integration_weights"]
 
+
 def integration_weights(obs: Observations, domain: tuple[float, float], mode: str = "auto") -> tuple[np.ndarray, str]:
     """Per-point weights ``c_ip`` that turn sums over observed points into L2 inner products.
 

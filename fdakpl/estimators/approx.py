@@ -94,7 +94,6 @@ __all__ = [
 # --------------------------------------------------------------------------
 
 
-
 class ApproxKPLRegressor(FunctionalEstimator):
     """KPL with an approximate feature map, for many curves, in memory or on dask.
 
@@ -231,7 +230,6 @@ class ApproxKPLRegressor(FunctionalEstimator):
         if self.approx is not None and not isinstance(self.approx, FeatureMap):
             raise TypeError(f"approx must be Nystroem(...) or RandomFourierFeatures(...), got {self.approx!r}")
 
-
     # ------------------------------------------------------------------
     def fit(self, X: Any, Y: Any, locations: Any = None) -> ApproxKPLRegressor:
         """Fit by streaming passes over the samples.
@@ -364,6 +362,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         ctx = st.PredictContext(self.approx_, inputs.layout, self.coef_, self.dictionary_.evaluate(theta), mean)
         Yhat = st.predict_pass(st.ChunkPlan.of(inputs, None, self.chunk_size), ctx, progress=self.progress)
         return self._as_given(Yhat, theta, inputs.labels, at, add_mean=False)  # the pass added the mean
+
 
 def check_square_loss(loss: Any) -> None:
     """Refuse a loss other than the square loss for the approximate (primal closed-form) solver.

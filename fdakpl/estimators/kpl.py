@@ -420,6 +420,7 @@ class KPLRegressor(FunctionalEstimator):
 
         return save(self, path, engine=engine, overwrite=overwrite)
 
+
 def _own(x: Any) -> Any:
     """A copy of kernel inputs (arrays, or a mapping of arrays per term) that shares no memory with the caller's."""
     if isinstance(x, np.ndarray):

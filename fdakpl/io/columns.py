@@ -10,6 +10,7 @@ import numpy as np
 
 __all__ = ["check_option_keys", "location_grid"]
 
+
 def location_grid(name: str, m: int, spec: Any) -> np.ndarray:
     """Locations of a curve column with ``m`` values.
 

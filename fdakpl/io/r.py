@@ -348,8 +348,6 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
     return columns, labels, info
 
 
-
-
 def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
     """Convert an R data.frame (through rpy2) into an xarray.Dataset.
 
