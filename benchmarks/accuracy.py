@@ -55,9 +55,9 @@ from accuracy_report import summarise, write_report  # noqa: E402
 import fdakpl  # noqa: E402
 from fdakpl import FunctionalRegression  # noqa: E402
 from fdakpl.data.functional import interpolate_missing  # noqa: E402
-from fdakpl.formula import default_kernels  # noqa: E402
+from fdakpl.formula.terms import default_kernels  # noqa: E402
 from fdakpl.kernels import Gaussian  # noqa: E402
-from fdakpl.progress import progress  # noqa: E402
+from fdakpl.utils.progress import progress  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 CV_GRID = np.geomspace(1e-10, 1e2, 49)
@@ -185,7 +185,7 @@ def run_dataset(bench: Benchmark, split_range: slice, sweep: bool, mgcv: bool, r
             errors[m].append(heldout_error(Y_te, pred[:, t_keep], bench.error))
             facts[m].append(info)
         if configs:
-            from fdakpl.formula import parse_formula
+            from fdakpl.formula.terms import parse_formula
 
             base = default_kernels(parse_formula(bench.formula, train), train, bench.interpolate_inputs)
             for key, cfg in configs.items():

@@ -28,9 +28,9 @@ from threadpoolctl import threadpool_limits
 from fdakpl import BSpline, Gaussian, KPLRegressor, Wavelet, datasets
 from fdakpl.data.functional import Observations
 from fdakpl.data.integration import integration_weights
-from fdakpl.solvers.design import point_design
 from fdakpl.solvers.iterative import kpl_iterative, kpl_iterative_path
 from fdakpl.solvers.partial import exact_partial_ridge
+from fdakpl.solvers.points import point_design
 
 OUT = Path(__file__).parent / "results" / "iterative.json"
 

@@ -41,7 +41,7 @@ VARIANTS = {
 
 def run_variant(grids: dict[str, list[float]] | None, out: Path) -> dict:
     """The accuracy benchmark with the front end's default grids replaced by ``grids``."""
-    import fdakpl.regression as front_end
+    import fdakpl.regression.model as front_end
 
     saved = {name: getattr(front_end, name) for name in ("DEFAULT_WIDTH_MULTIPLES", "DEFAULT_B_GRID")}
     argv = sys.argv

@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from fdakpl import FunctionalRegression, datasets  # noqa: E402
-from fdakpl.progress import progress  # noqa: E402
+from fdakpl.utils.progress import progress  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "plugin_training_error.json"
 LAMS = np.geomspace(1e-8, 1.0, 17)
@@ -59,7 +59,7 @@ def fully_observed_only(ds, dic: str) -> dict:
     """Training error (mean SSE over curves) of the 66 fully observed curves alone, with trapezoidal quadrature
     weights (what fdakpl uses when no curve has gaps) and with the plug-in weights 1/m, along LAMS."""
     from fdakpl import KPLRegressor
-    from fdakpl.formula import default_kernels, parse_formula
+    from fdakpl.formula.terms import default_kernels, parse_formula
 
     kernel = default_kernels(parse_formula("rcst ~ cca", ds), ds, True)["cca"]
     Y = ds.rcst.values

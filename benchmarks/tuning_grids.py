@@ -33,11 +33,11 @@ from threadpoolctl import threadpool_limits
 
 from fdakpl import FunctionalRegression, datasets
 from fdakpl.data.preprocessing import prepare_inputs
-from fdakpl.formula import combine_kernels
+from fdakpl.formula.terms import combine_kernels
 from fdakpl.kernels import Gaussian, ScaleDecay
-from fdakpl.selection import centred_observations, ridge_path
 from fdakpl.solvers.closed_form import ridge_coef
-from fdakpl.tuning import curve_loo_path, curve_quadratics
+from fdakpl.tuning.joint import curve_loo_path, curve_quadratics
+from fdakpl.tuning.selection import centred_observations, ridge_path
 
 OUT = Path(__file__).parent / "results" / "tuning_grids.json"
 WIDTHS = 2.0 ** (np.arange(-2, 11) / 2)  # 0.5 ... 32, steps of sqrt(2)

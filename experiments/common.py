@@ -65,7 +65,7 @@ def parallel_map(fn: Callable[[Any], Any], items: Iterable[Any], n_jobs: int = 2
     """``[fn(item) for item in items]`` in ``n_jobs`` loky processes with one BLAS thread each, with a bar."""
     from joblib import Parallel, delayed
 
-    from fdakpl.progress import progress as progress_bar
+    from fdakpl.utils.progress import progress as progress_bar
 
     items = list(items)
     if n_jobs == 1:

@@ -19,14 +19,14 @@ True
 
 from . import baselines, datasets, dictionaries, kernels, losses, solvers
 from ._version import __version__
-from .diagnostics import excess_risk_bound
+from .diagnostics.bounds import excess_risk_bound
 from .dictionaries import FPCA, BSpline, Fourier, PiecewiseLinear, Wavelet
 from .estimators.approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
 from .estimators.kpl import KPLRegressor
 from .io.persist import load, save
 from .kernels import Gaussian, IntegralGaussian, Laplace, Linear, Product, SmoothedLinear, Sum
 from .losses import Huber, LogCosh, PseudoHuber, Square
-from .regression import FunctionalRegression
+from .regression.model import FunctionalRegression
 from .results.core import FunctionalRegressionResults
 
 __all__ = [

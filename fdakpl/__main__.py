@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
     matplotlib.use("Agg")
     from .datasets import DTI_ACKNOWLEDGMENT, dti_first_visits
-    from .regression import FunctionalRegression
+    from .regression.model import FunctionalRegression
     from .results.plotting import plot_predictions
     from .results.tables import WIDTH
 

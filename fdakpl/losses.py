@@ -31,7 +31,7 @@ Unit-free parameters
 The parameters of the robust losses (logcosh's ``gamma``, Huber's and
 pseudo-Huber's ``delta``) are *relative* by default (``relative=True``): the
 estimators (:class:`~fdakpl.estimators.kpl.KPLRegressor`,
-:class:`~fdakpl.regression.FunctionalRegression`) measure the robust scale
+:class:`~fdakpl.regression.model.FunctionalRegression`) measure the robust scale
 ``s`` of the responses (:func:`fdakpl.data.preprocessing.response_scale`, the MAD
 of their deviations from the pointwise median) and fit with
 ``loss.at_scale(s)``, the loss ``s**2 l(y / s, yhat / s)``. Residuals are
@@ -64,7 +64,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .data.validation import check_number
-from .docstrings import fill_doc
+from .utils.docstrings import fill_doc
 
 __all__ = ["CustomLoss", "GroundLoss", "Huber", "LogCosh", "PseudoHuber", "Square", "is_square", "make_loss"]
 

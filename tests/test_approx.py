@@ -18,8 +18,8 @@ from fdakpl.estimators.approx import (
     primal_decompose,
 )
 from fdakpl.kernels import Matrix
-from fdakpl.selection import DEFAULT_LAMBDAS
 from fdakpl.solvers.closed_form import decompose
+from fdakpl.tuning.selection import DEFAULT_LAMBDAS
 
 
 @pytest.fixture

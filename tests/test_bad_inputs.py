@@ -506,7 +506,7 @@ def _():
 @_c("r-grids-typo", "R bridge: grids= naming no matrix column (a typo)", ValueError,
     r"grids= names \['yy'\], which are not matrix columns; the matrix columns are \['y'\]")
 def _():
-    from fdakpl.io.rbridge import dataset_from_columns
+    from fdakpl.r.bridge import dataset_from_columns
 
     cols = {"y": np.ones((3, 4)), "g": np.array([1.0, 2.0, 1.0])}
     return (lambda: dataset_from_columns(cols, grids={"yy": [0, 1, 2, 3]})), [cols["y"], cols["g"]]
@@ -515,7 +515,7 @@ def _():
 @_c("r-levels-typo", "R bridge: factor_levels= naming no vector column", ValueError,
     r"factor_levels= names \['gg'\], which are not vector columns")
 def _():
-    from fdakpl.io.rbridge import dataset_from_columns
+    from fdakpl.r.bridge import dataset_from_columns
 
     cols = {"y": np.ones((3, 4)), "g": np.array([1.0, 2.0, 1.0])}
     return (lambda: dataset_from_columns(cols, factor_levels={"gg": ["a", "b"]})), [cols["y"], cols["g"]]
@@ -524,7 +524,7 @@ def _():
 @_c("r-one-column", "R bridge: a one-column matrix as a curve", ValueError,
     r"column 'y' is a matrix with 1 column; a curve needs at least 2 locations")
 def _():
-    from fdakpl.io.rbridge import dataset_from_columns
+    from fdakpl.r.bridge import dataset_from_columns
 
     y = np.ones((3, 1))
     return (lambda: dataset_from_columns({"y": y})), [y]

@@ -2,7 +2,7 @@
 
 The supplement (``../shared/papers/000_495220e2f178c59c.txt``, section E) proves both propositions
 through an intermediate inequality in the concentration radii delta_1, delta_2, delta_3. The
-helpers below retype those definitions; they share no code with ``fdakpl.diagnostics``.
+helpers below retype those definitions; they share no code with ``fdakpl.diagnostics.bounds``.
 """
 
 import math
@@ -14,7 +14,7 @@ import pytest
 import xarray as xr
 
 from fdakpl import FunctionalRegression, IntegralGaussian, datasets
-from fdakpl.diagnostics import (
+from fdakpl.diagnostics.bounds import (
     excess_risk_bound,
     feasible_n,
     kernel_kappa,
@@ -340,7 +340,7 @@ def test_nystroem_fit_is_not_covered(dti):
 
 
 def test_uniform_long_form_design_applies_and_half_domain_does_not():
-    from fdakpl.applicability import bound_applicability
+    from fdakpl.diagnostics.applicability import bound_applicability
 
     _, df = _toy(long=True)
     counts = df.groupby("sample").size().to_numpy()
@@ -365,7 +365,7 @@ def test_fully_observed_ridge_is_proposition_5_1():
 
 
 def test_random_missing_on_a_grid_with_equal_m_applies():
-    from fdakpl.applicability import sampling_design
+    from fdakpl.diagnostics.applicability import sampling_design
 
     r = np.random.default_rng(5)
     n, T, m = 200, 30, 12

@@ -1,4 +1,4 @@
-"""fdakpl.docstrings: shared docstring snippets are filled in completely, and only where named."""
+"""fdakpl.utils.docstrings: shared docstring snippets are filled in completely, and only where named."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pkgutil
 import pytest
 
 import fdakpl
-from fdakpl.docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc, substitute
 from fdakpl.losses import RELATIVE_SCALE_DOC, Huber, LogCosh, PseudoHuber
+from fdakpl.utils.docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc, substitute
 
 
 def test_substitute_indents_the_snippet_as_the_placeholder_line():

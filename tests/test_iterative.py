@@ -14,9 +14,9 @@ from fdakpl.data.integration import integration_weights
 from fdakpl.data.preprocessing import center_responses
 from fdakpl.losses import CustomLoss, Huber, LogCosh, PseudoHuber, Square
 from fdakpl.solvers.closed_form import decompose, ridge_coef
-from fdakpl.solvers.design import kpl_objective, point_design
 from fdakpl.solvers.iterative import kpl_iterative, kpl_iterative_path
 from fdakpl.solvers.partial import brute_force_partial_ridge, exact_partial_ridge
+from fdakpl.solvers.points import kpl_objective, point_design
 
 from .conftest import make_problem
 

@@ -12,7 +12,7 @@ import fdakpl
 from fdakpl import FunctionalRegression, KPLRegressor, datasets
 from fdakpl.dictionaries import Fourier
 from fdakpl.kernels import Gaussian
-from fdakpl.notices import PACKAGE_DIR, InterpolationWarning, said_once, user_stacklevel, warn
+from fdakpl.utils.notices import PACKAGE_DIR, InterpolationWarning, said_once, user_stacklevel, warn
 
 PKG = str(Path(fdakpl.__file__).resolve().parent)
 

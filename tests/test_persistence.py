@@ -392,7 +392,7 @@ def test_results_of_every_tuning_route_round_trip(tmp_path, options):
     "y ~ x + (lambda: z)()",
 ])
 def test_a_forged_formula_is_not_evaluated(tmp_path, capsys, formula):
-    # a saved formula is checked against the grammar (fdakpl.design); nothing from the file is evaluated
+    # a saved formula is checked against the grammar (fdakpl.formula.grammar); nothing from the file is evaluated
     ds = _scalar_data()
     res = FunctionalRegression("y ~ x + z", ds, dictionary=Fourier(2), lam=1e-2, progress=False).fit()
     path = res.save(tmp_path / "f.nc")

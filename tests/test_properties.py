@@ -70,7 +70,7 @@ def test_long_form_row_order_does_not_matter(da, rnd):
 
 
 # ----------------------------------------------------------------------------- R <-> xarray
-R_AVAILABLE = importlib.util.find_spec("rpy2") is not None and importlib.util.find_spec("fdakpl.io.r") is not None
+R_AVAILABLE = importlib.util.find_spec("rpy2") is not None and importlib.util.find_spec("fdakpl.r.convert") is not None
 
 
 @st.composite
@@ -90,11 +90,11 @@ def r_datasets(draw):
     return ds, grid
 
 
-@pytest.mark.skipif(not R_AVAILABLE, reason="rpy2 / fdakpl.io.r (R bridge) is not available")
+@pytest.mark.skipif(not R_AVAILABLE, reason="rpy2 / fdakpl.r.convert (R bridge) is not available")
 @SETTINGS
 @given(r_datasets())
 def test_r_xarray_round_trips(data):
-    from fdakpl.io import r
+    from fdakpl.r import convert as r
 
     ro = pytest.importorskip("rpy2.robjects")
     ds, grid = data

@@ -8,9 +8,9 @@ import pytest
 import fdakpl
 from fdakpl import baselines, dictionaries, kernels, losses
 from fdakpl.estimators.approx import ApproxKPLRegressor
-from fdakpl.regression import FunctionalRegression
-from fdakpl.selection import kfold_path
+from fdakpl.regression.model import FunctionalRegression
 from fdakpl.solvers.iterative import kpl_iterative_path
+from fdakpl.tuning.selection import kfold_path
 
 TOP_LEVEL = [
     "FPCA", "ApproxKPLRegressor", "BSpline", "Fourier", "FunctionalRegression", "FunctionalRegressionResults",

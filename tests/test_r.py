@@ -1,4 +1,4 @@
-"""fdakpl.io.r (rpy2 converters), fdakpl.io.rbridge (reticulate entry points) and the R loaders of the datasets."""
+"""fdakpl.r.convert (rpy2 converters), fdakpl.r.bridge (reticulate entry points) and the R loaders of the datasets."""
 
 import shutil
 import subprocess
@@ -13,7 +13,8 @@ ro = pytest.importorskip("rpy2.robjects", reason="rpy2 is not importable (pip in
 
 from fdakpl import datasets  # noqa: E402
 from fdakpl.datasets._dti import bundled_path  # noqa: E402
-from fdakpl.io import r, rbridge  # noqa: E402
+from fdakpl.r import bridge as rbridge  # noqa: E402
+from fdakpl.r import convert as r  # noqa: E402
 
 R_DTI = f'local({{e <- new.env(); load("{bundled_path()}", envir = e); e$DTI}})'
 
@@ -374,7 +375,7 @@ def test_r_data_frame_through_rpy2_fits_as_the_python_dataset():
 def test_warning_recorder_keeps_each_distinct_warning_once():
     import warnings
 
-    from fdakpl.io.rbridge import WarningRecorder
+    from fdakpl.r.bridge import WarningRecorder
 
     rec = WarningRecorder()
     rec.start()
@@ -390,7 +391,7 @@ def test_warning_recorder_keeps_each_distinct_warning_once():
 
 def test_cv_fit_through_the_bridge_leaves_no_worker_process():
     psutil = pytest.importorskip("psutil")
-    from fdakpl.io.rbridge import fit_from_r
+    from fdakpl.r.bridge import fit_from_r
 
     ds = datasets.dti_first_visits().isel(sample=slice(0, 40))
     before = {c.pid for c in psutil.Process().children(recursive=True)}
@@ -404,7 +405,7 @@ def test_cv_fit_through_the_bridge_leaves_no_worker_process():
 
 
 def test_predict_from_r_bands_are_the_conformal_bands():
-    from fdakpl.io.rbridge import fit_from_r, predict_from_r
+    from fdakpl.r.bridge import fit_from_r, predict_from_r
 
     ds = datasets.dti_first_visits()
     cols = {"cca": ds.cca.values[:70], "rcst": ds.rcst.values[:70]}

@@ -7,7 +7,7 @@ from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor
 from fdakpl.data.functional import Observations
 from fdakpl.data.integration import integration_weights
 from fdakpl.kernels import ScaleDecay
-from fdakpl.selection import check_edge, kfold_path, ridge_path
+from fdakpl.tuning.selection import check_edge, kfold_path, ridge_path
 
 from .conftest import make_problem
 
@@ -61,7 +61,7 @@ def test_edge_warning():
 
 
 def test_kfold_is_reproducible_and_matches_manual_folds(rng, monkeypatch):
-    import fdakpl.selection as selection
+    import fdakpl.tuning.selection as selection
 
     monkeypatch.setattr(selection, "PARALLEL_MIN_SAMPLES", 0)  # exercise the worker processes at this small n
     monkeypatch.setattr(selection, "kfold_labelled", lambda *a, **k: None)  # per-fold fits, not the closed form
@@ -83,11 +83,11 @@ def test_kfold_is_reproducible_and_matches_manual_folds(rng, monkeypatch):
 
 
 def test_parallel_cv_survives_rpy2_environment(rng, monkeypatch):
-    """rpy2 prepends R's lib dirs to LD_LIBRARY_PATH; loky workers must still start (fdakpl.selection)."""
+    """rpy2 prepends R's lib dirs to LD_LIBRARY_PATH; loky workers must still start (fdakpl.tuning.selection)."""
     pytest.importorskip("rpy2.robjects", reason="needs rpy2 and R")
     import os
 
-    import fdakpl.selection as selection
+    import fdakpl.tuning.selection as selection
 
     monkeypatch.setattr(selection, "PARALLEL_MIN_SAMPLES", 0)
     monkeypatch.setattr(selection, "kfold_labelled", lambda *a, **k: None)  # per-fold fits in worker processes

@@ -1,16 +1,16 @@
-"""K-fold CV of the closed form on arrays (fdakpl.selection_kfold) against independent refits per fold and setting."""
+"""K-fold CV of the closed form on arrays (fdakpl.tuning.kfold_grid) against independent refits per fold and setting."""
 
 import numpy as np
 import pytest
 import xarray as xr
 from sklearn.model_selection import KFold
 
-import fdakpl.selection as selection
-import fdakpl.selection_kfold as skf
+import fdakpl.tuning.kfold_grid as skf
+import fdakpl.tuning.selection as selection
 from fdakpl import FPCA, BSpline, Fourier, FunctionalRegression, Gaussian, KPLRegressor, datasets
 from fdakpl.dictionaries import Wavelet
 from fdakpl.kernels import ScaleDecay
-from fdakpl.selection import kfold_grid, kfold_path
+from fdakpl.tuning.selection import kfold_grid, kfold_path
 
 from .conftest import make_problem
 

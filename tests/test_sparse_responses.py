@@ -10,9 +10,9 @@ import xarray as xr
 from fdakpl import BSpline, FunctionalRegression, Gaussian, KPLRegressor
 from fdakpl.data.functional import Observations, from_long, observations_from_long
 from fdakpl.data.preprocessing import MeanFunction, center_responses, location_cells
-from fdakpl.selection_partial import exact_partial_path
-from fdakpl.solvers.design import point_design
 from fdakpl.solvers.partial import exact_partial_ridge
+from fdakpl.solvers.points import point_design
+from fdakpl.tuning.partial import exact_partial_path
 
 S = np.linspace(0, 1, 30)
 THETA = np.linspace(0, 1, 101)

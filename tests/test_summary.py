@@ -82,7 +82,7 @@ def test_one_line_verdict(text):
 
 
 def test_bound_not_applicable_reads_as_such(res, monkeypatch):
-    from fdakpl.applicability import Applicability
+    from fdakpl.diagnostics.applicability import Applicability
 
     diag = dict(res.diagnostics())
     diag["applicability"] = Applicability(None, "not applicable", ["the loss is logcosh(5): the propositions "

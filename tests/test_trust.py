@@ -104,7 +104,7 @@ def test_param_grid_without_cv_is_refused():
 
 
 def test_r_bridge_option_typos_are_refused():
-    from fdakpl.io.rbridge import dataset_from_columns
+    from fdakpl.r.bridge import dataset_from_columns
 
     cols = {"y": np.ones((3, 4)), "g": [1.0, 2.0, 1.0]}
     with pytest.raises(ValueError, match=r"grids= names \['yy'\], which are not matrix columns; the matrix columns "

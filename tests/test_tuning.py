@@ -18,10 +18,10 @@ from fdakpl.data.integration import integration_weights
 from fdakpl.dictionaries import Fourier
 from fdakpl.estimators.approx import ApproxKPLRegressor, Nystroem
 from fdakpl.kernels import Gaussian, Product, ScaleDecay
-from fdakpl.selection import ridge_path
 from fdakpl.solvers.closed_form import brute_force_ridge
 from fdakpl.solvers.primal import SufficientStats, primal_decompose
-from fdakpl.tuning import curve_loo_path, curve_quadratics, tune_closed_form, warn_on_edge
+from fdakpl.tuning.joint import curve_loo_path, curve_quadratics, tune_closed_form, warn_on_edge
+from fdakpl.tuning.selection import ridge_path
 
 from .conftest import make_problem
 

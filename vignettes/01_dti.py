@@ -37,7 +37,7 @@ from fdakpl.baselines import FunctionalKRR, KernelEstimator, TripleBasisEstimato
 # `rdata` reader. Every route gives the same labelled `xarray.Dataset`.
 
 # %%
-from fdakpl.io import r as fr
+from fdakpl.r import convert as fr
 
 if fr.rpy2_available():
     ds_r = datasets.load_dti(source="r")

@@ -38,7 +38,7 @@ from fdakpl.baselines import FunctionalKRR
 from fdakpl.data.functional import Observations
 from fdakpl.data.integration import integration_weights
 from fdakpl.datasets import corrupt, make_toy
-from fdakpl.selection import ridge_path
+from fdakpl.tuning.selection import ridge_path
 
 warnings.simplefilter("ignore", UserWarning)
 toy = make_toy(200, random_state=0)

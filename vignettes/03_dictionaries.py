@@ -35,7 +35,7 @@ import numpy as np
 
 from fdakpl import FPCA, Fourier, FunctionalRegression, Wavelet, datasets
 from fdakpl.data.functional import Observations, quadrature_weights
-from fdakpl.diagnostics import representation_error
+from fdakpl.diagnostics.bounds import representation_error
 from fdakpl.dictionaries import Learned
 
 warnings.simplefilter("ignore", UserWarning)

@@ -40,12 +40,12 @@ import numpy as np
 import pandas as pd
 
 from fdakpl import Fourier, Gaussian, KPLRegressor
-from fdakpl.applicability import sampling_design
 from fdakpl.data.functional import Observations
 from fdakpl.data.integration import integration_weights
-from fdakpl.diagnostics import excess_risk_bound, lambda_star
-from fdakpl.selection import ridge_path
+from fdakpl.diagnostics.applicability import sampling_design
+from fdakpl.diagnostics.bounds import excess_risk_bound, lambda_star
 from fdakpl.solvers.closed_form import ridge_coef
+from fdakpl.tuning.selection import ridge_path
 
 warnings.simplefilter("ignore", UserWarning)
 rng = np.random.default_rng(0)
@@ -193,14 +193,14 @@ plt.show()
 # $B_4/\sqrt n$ term. At the theory's $\lambda^*$ the estimator is again so shrunk that $m$ hardly
 # matters. The printed closed form of Proposition 5.2 is a little smaller than what its proof
 # gives (it drops a $\sqrt d$ in the third term and bounds one step by $R$ instead of $L$); here
-# both are far above the measured excess risk. `fdakpl.diagnostics.required_m` and `required_n`
+# both are far above the measured excess risk. `fdakpl.diagnostics.bounds.required_m` and `required_n`
 # invert the bound for planning ("how many points per curve for a bound $\varepsilon$ with $n$
 # curves?" — no $m$ can beat the floor $B_4\log(6/\eta)/\sqrt n$). At a fixed $m$ the bound is not
 # monotone in $n$ (its first term grows like $\sqrt n$): `feasible_n` returns the whole interval of
 # $n$ that reach a target, in closed form. `plot_bound` draws the bound against $n$ for several $m$:
 
 # %%
-from fdakpl.diagnostics import feasible_n, plot_bound, required_m
+from fdakpl.diagnostics.bounds import feasible_n, plot_bound, required_m
 
 floor = excess_risk_bound(10_000, d, kappa=kappa, C_phi=C_phi, L=L, R=R, m=1e12, M=M).bound
 print(f"with n = 10,000 curves the bound cannot go below {floor:.3g}; points per curve for twice that:",

@@ -74,7 +74,7 @@ fig = plot_surface(beta, bands)
 # `s(t)` and REML smoothing parameters, on the observed points only (rpy2; skipped without R).
 
 # %%
-from fdakpl.io import r as fr
+from fdakpl.r import convert as fr
 
 if fr.rpy2_available():
     import rpy2.robjects as ro

@@ -24,8 +24,8 @@ from ..data.preprocessing import (
     prepare_inputs,
 )
 from ..data.validation import check_int, check_number
-from ..docstrings import fill_doc
 from ..estimators.base import FIT_PARAMETERS_DOC, PREDICT_RETURNS_DOC, FunctionalEstimator
+from ..utils.docstrings import fill_doc
 
 __all__ = ["FunctionalBaseline", "GridRidgeBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
 

@@ -10,10 +10,10 @@ from ..data.functional import Observations
 from ..data.integration import integration_weights
 from ..data.validation import check_int, check_number
 from ..dictionaries import Dictionary, Fourier, make_dictionary, output_dictionary
-from ..docstrings import fill_doc
 from ..estimators.base import DATA_PARAMETERS_DOC
 from ..kernels import Kernel
 from ..solvers.closed_form import project_observations
+from ..utils.docstrings import fill_doc
 from ._base import FunctionalBaseline, curve_inputs
 
 __all__ = ["OneBasisEstimator", "TripleBasisEstimator", "basis_coefficients", "random_fourier_features"]

@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations, quadrature_weights
-from ..docstrings import fill_doc
 from ..estimators.base import DATA_PARAMETERS_DOC
 from ..kernels import Kernel, Laplace, kernel_or_default
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
+from ..utils.docstrings import fill_doc
 from ._base import GridRidgeBaseline, responses_on_grid
 
 __all__ = ["FunctionalKRR", "fkrr_system"]

@@ -11,11 +11,11 @@ import numpy as np
 from ..data.functional import Observations, quadrature_weights
 from ..data.validation import check_int
 from ..dictionaries import FPCA
-from ..docstrings import fill_doc
 from ..estimators.base import DATA_PARAMETERS_DOC
 from ..kernels import Gaussian, Kernel, kernel_or_default
-from ..progress import progress as progress_bar
 from ..solvers.closed_form import decompose, ridge_coef, ridge_sylvester
+from ..utils.docstrings import fill_doc
+from ..utils.progress import progress as progress_bar
 from ._base import GridRidgeBaseline, curve_inputs, responses_on_grid
 
 __all__ = ["KernelAdditiveModel", "kam_input_gram", "kam_output_gram"]
@@ -59,7 +59,7 @@ def kam_input_gram(Xa: np.ndarray, Xb: np.ndarray, grid: np.ndarray, weights: np
         ``k3`` on input values.
     progress : bool or None, default None
         Show a progress bar over the rows; ``None`` follows the package default
-        (``FDAKPL_PROGRESS``, see :mod:`fdakpl.progress`).
+        (``FDAKPL_PROGRESS``, see :mod:`fdakpl.utils.progress`).
     cache : bool, default True
         Look up and store the result in the in-memory cache.
 

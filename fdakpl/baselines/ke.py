@@ -8,8 +8,8 @@ import numpy as np
 
 from ..data.functional import Observations
 from ..data.validation import check_number
-from ..docstrings import fill_doc
 from ..estimators.base import DATA_PARAMETERS_DOC
+from ..utils.docstrings import fill_doc
 from ._base import FunctionalBaseline, squared_distances
 
 __all__ = ["KernelEstimator", "nadaraya_watson"]

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 import xarray as xr
 from sklearn.utils import check_array
 
-from ..notices import InterpolationWarning, warn
+from ..utils.notices import InterpolationWarning, warn
 from .functional import (
     SAMPLE,
     Observations,

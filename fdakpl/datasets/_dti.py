@@ -109,7 +109,7 @@ def _load_with_rdata(path: str) -> xr.Dataset:
 
 
 def _load_with_r(code: str, source: str) -> xr.Dataset:
-    from ..io.r import r_columns
+    from ..r.convert import r_columns
 
     columns, labels, _ = r_columns(code)
     return dti_from_columns(columns, labels, source=source)
@@ -127,7 +127,7 @@ def refund_available() -> bool:
     >>> isinstance(refund_available(), bool)
     True
     """
-    from ..io.r import r_eval, rpy2_available
+    from ..r.convert import r_eval, rpy2_available
 
     if not rpy2_available():
         return False
@@ -135,13 +135,13 @@ def refund_available() -> bool:
 
 
 def _require_refund() -> str:
-    from ..io.r import r_eval
+    from ..r.convert import r_eval
 
     if not refund_available():
-        from ..io.r import rpy2_available
+        from ..r.convert import rpy2_available
 
         if not rpy2_available():
-            from ..io.r import INSTALL_HINT
+            from ..r.convert import INSTALL_HINT
 
             raise ImportError("loading from refund goes through R: " + INSTALL_HINT)
         libs = ", ".join(str(v) for v in r_eval(".libPaths()"))
@@ -215,7 +215,7 @@ def load_dti(source: str = "auto") -> xr.Dataset:
 def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
     """Load one of refund's data sets through R (rpy2) as an xarray.Dataset.
 
-    Data frames convert with :func:`fdakpl.io.r.r_to_xarray` (matrix columns,
+    Data frames convert with :func:`fdakpl.r.convert.r_to_xarray` (matrix columns,
     plain or ``I()``, become functional variables); a numeric matrix becomes
     a Dataset with one functional variable named ``name``. For ``"DTI"``
     prefer :func:`load_dti`, which also rescales the locations to ``[0, 1]``
@@ -226,7 +226,7 @@ def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
     name : str
         A data set of refund, e.g. ``"gasoline"``, ``"DTI2"``, ``"cd4"``.
     grids : "index", "unit" or dict
-        Locations of matrix columns (see :func:`fdakpl.io.r.r_to_xarray`).
+        Locations of matrix columns (see :func:`fdakpl.r.convert.r_to_xarray`).
 
     Returns
     -------
@@ -250,7 +250,7 @@ def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
     >>> if refund_available():
     ...     _ = load_refund("DTI")
     """
-    from ..io.r import r_eval, r_to_xarray
+    from ..r.convert import r_eval, r_to_xarray
 
     version = _require_refund()
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z.][A-Za-z0-9._]*", name):

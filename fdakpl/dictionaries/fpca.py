@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.functional import Observations, quadrature_weights
-from ..notices import warn
+from ..utils.notices import warn
 from .base import GridDictionary, dense_on_grid
 
 __all__ = ["FPCA"]

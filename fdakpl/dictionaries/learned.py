@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations, interpolate_missing, quadrature_weights
-from ..progress import progress
+from ..utils.progress import progress
 from .base import GridDictionary, dense_on_grid
 
 __all__ = ["Learned"]
@@ -43,7 +43,7 @@ class Learned(GridDictionary):
         dictionary on every run, ``None`` draws fresh randomness.
     progress : bool or None, default None
         Show a progress bar; ``None`` follows the package default (``FDAKPL_PROGRESS``, see
-        :mod:`fdakpl.progress`).
+        :mod:`fdakpl.utils.progress`).
     domain : (float, float), optional
 
     Attributes

@@ -66,8 +66,6 @@ from ..dictionaries import (
 )
 from ..kernels import Kernel, check_spd, make_output_matrix
 from ..losses import is_square
-from ..notices import warn
-from ..selection import DEFAULT_LAMBDAS
 from ..solvers.features import (
     FeatureMap,
     Nystroem,
@@ -75,6 +73,8 @@ from ..solvers.features import (
     as_generator,
 )
 from ..solvers.primal import PrimalDecomposition, SufficientStats, primal_decompose
+from ..tuning.selection import DEFAULT_LAMBDAS
+from ..utils.notices import warn
 from .base import FunctionalEstimator, unsupported_atoms_message
 
 __all__ = [
@@ -118,10 +118,10 @@ class ApproxKPLRegressor(FunctionalEstimator):
         ``dictionary_sample`` centred curves.
     lam : float, "loo", "gcv" or array-like
         A fixed ``lambda > 0``, or candidates chosen by ``criterion``; ``"loo"`` / ``"gcv"``
-        use :data:`fdakpl.selection.DEFAULT_LAMBDAS` with that criterion.
+        use :data:`fdakpl.tuning.selection.DEFAULT_LAMBDAS` with that criterion.
     criterion : {"loo", "gcv"}
         How candidates are chosen: exact leave-one-curve-out given the feature map
-        (:func:`fdakpl.tuning.primal_loo_terms`; one more streaming pass), or GCV on
+        (:func:`fdakpl.tuning.joint.primal_loo_terms`; one more streaming pass), or GCV on
         coefficient-space residuals (:meth:`PrimalDecomposition.gcv`; from the statistics alone,
         but it leaves out single points of dependent curves and undersmooths).
     approx : Nystroem or RandomFourierFeatures, optional
@@ -306,7 +306,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         if lams is None:
             self.lam_, self.lams_, self.gcv_, self.scores_, self.criterion_ = float(self.lam), None, None, None, None
         else:
-            from ..tuning import primal_loo_block
+            from ..tuning.joint import primal_loo_block
 
             g = self.primal_.gcv(lams)
             self.criterion_ = self._criterion()

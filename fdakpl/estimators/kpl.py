@@ -22,10 +22,8 @@ from ..dictionaries import (
     Fourier,  # noqa: F401  (the examples in the docstrings use it)
     output_dictionary,
 )
-from ..docstrings import fill_doc
 from ..kernels import Identity, Kernel, check_spd, make_output_matrix
 from ..losses import is_square
-from ..notices import warn
 from ..solvers.closed_form import (
     decompose,
     project_observations,
@@ -34,9 +32,11 @@ from ..solvers.closed_form import (
     ridge_sylvester,
     sym_sqrt,
 )
-from ..solvers.design import point_design
 from ..solvers.dispatch import resolve_solver, solve_kpl
 from ..solvers.memory import MEMORY_FRACTION, SMALL_PROBLEM_BYTES, check_exact_memory  # noqa: F401 (re-exported)
+from ..solvers.points import point_design
+from ..utils.docstrings import fill_doc
+from ..utils.notices import warn
 from .base import (
     DATA_PARAMETERS_DOC,
     FIT_PARAMETERS_DOC,

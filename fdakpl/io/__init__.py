@@ -1,1 +1,1 @@
-"""Input and output at the edges: netCDF model files (:mod:`fdakpl.io.netcdf`) and R (:mod:`fdakpl.io.r`)."""
+"""Input and output at the edges: netCDF model files (:mod:`fdakpl.io.netcdf`) (R lives in :mod:`fdakpl.r`)."""

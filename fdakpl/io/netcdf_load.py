@@ -4,7 +4,7 @@ The file is opened lazily: its attributes, the model description and the
 sizes of the arrays it refers to are checked before any array is read.
 Objects are rebuilt only from fdakpl's own classes; the scalar design of a
 formula is rebuilt from stored data after every factor has been checked
-against the grammar of :mod:`fdakpl.design`.
+against the grammar of :mod:`fdakpl.formula.grammar`.
 
 Examples
 --------
@@ -111,7 +111,7 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
     the checksum: objects are rebuilt only from fdakpl's own classes, with
     attributes from numbers, strings and arrays, and the scalar design of a
     formula is stored as data and checked against the formula grammar of
-    :mod:`fdakpl.design`; no text from the file is evaluated as code.
+    :mod:`fdakpl.formula.grammar`; no text from the file is evaluated as code.
 
     Files of an earlier format load with the attributes renamed since then
     (:func:`fdakpl.io.netcdf_format.renamed_coefficients`: format 2's ``coef_`` of an
@@ -275,8 +275,8 @@ def _rebuild_data(info: dict[str, Any], restored: dict[str, np.ndarray], reader:
 def _rebuild_parsed(formula: Any, parsed: dict[str, Any], data: xr.Dataset, reader: _Reader) -> Any:
     """The parsed formula from its stored parts; the formula text is only checked against the grammar (the
     stored design is what computes; nothing from the file is evaluated)."""
-    from ..design import ScalarDesign, check_factor
-    from ..formula import ParsedFormula, split_formula
+    from ..formula.grammar import ScalarDesign, check_factor
+    from ..formula.terms import ParsedFormula, split_formula
 
     variables = {str(v) for v in data.variables}
     try:

@@ -8,21 +8,21 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..applicability import bound_applicability, loss_name
 from ..data.functional import SAMPLE, Observations, check_locations, validate_functional
 from ..data.integration import integration_weights
 from ..data.labels import labelled_array
 from ..data.scaling import power_of_two_scale
-from ..diagnostics import (
+from ..diagnostics.applicability import bound_applicability, loss_name
+from ..diagnostics.bounds import (
     dictionary_constants,
     excess_risk_bound,
     kernel_kappa,
     lambda_star,
     representation_error,
 )
-from ..docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc
 from ..estimators.kpl import KPLRegressor
-from ..notices import InterpolationWarning, said_once
+from ..utils.docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc
+from ..utils.notices import InterpolationWarning, said_once
 from .inference import InferenceMixin
 from .interpretation import InterpretationMixin
 
@@ -48,7 +48,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     criteria : PathCriteria or None
         GCV / LOO / edf along the lambda grid (closed-form solvers; computed when first read).
     tuning : TuningResult or None
-        The joint choice of kernel widths, ``b`` and lambda (:func:`fdakpl.tuning.tune_closed_form`),
+        The joint choice of kernel widths, ``b`` and lambda (:func:`fdakpl.tuning.joint.tune_closed_form`),
         with every score; None when only lambda was chosen.
     cv_result : dict or None
         K-fold CV scores when ``lam="cv"``.
@@ -93,7 +93,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         path = self.__dict__.get("_criteria_path", self.__dict__.get("criteria"))  # files saved before the lazy path
         if (path is None and self.lam_grid is not None and self.cv_result is None
                 and getattr(est, "decomposition_", None) is not None):
-            from ..selection import lambda_criteria
+            from ..tuning.selection import lambda_criteria
 
             path = lambda_criteria(est, self.response, self.lam_grid)
         self._criteria_path = path
@@ -219,7 +219,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
 
     def _at_lam(self):
         if "at_lam" not in self._cache:
-            from ..selection import lambda_criteria
+            from ..tuning.selection import lambda_criteria
 
             est = self.estimator
             self._cache["at_lam"] = (lambda_criteria(est, self.response, np.array([self.lam]))
@@ -325,12 +325,12 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     def diagnostics(self, eta: float = 0.05) -> dict[str, Any]:
         """Constants of section 5, which bound applies, lambda*, the bound and its terms, representation error.
 
-        ``applicability`` (:class:`~fdakpl.applicability.Applicability`) says which proposition
+        ``applicability`` (:class:`~fdakpl.diagnostics.applicability.Applicability`) says which proposition
         covers the fit and whether its assumptions hold; ``bound`` is ``None`` when none applies.
         ``bound`` is evaluated at ``lambda*`` with the plug-in constants ``L`` and ``R`` (``R`` at
         the fitted lambda); ``bound_at_lambda`` is the same inequality at the fitted lambda, only
         when it is at least ``lambda*`` (the proof's condition). For a domain of length other than
-        1 both bound the excess risk per unit length (see :mod:`fdakpl.diagnostics`).
+        1 both bound the excess risk per unit length (see :mod:`fdakpl.diagnostics.bounds`).
 
         Examples
         --------

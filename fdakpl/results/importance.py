@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from ..docstrings import dti_fit_example, fill_doc
 from ..kernels import Product, Sum
-from ..progress import progress as bar
-from ..selection import DEFAULT_LAMBDAS, ridge_path
 from ..solvers.closed_form import decompose
+from ..tuning.selection import DEFAULT_LAMBDAS, ridge_path
+from ..utils.docstrings import dti_fit_example, fill_doc
+from ..utils.progress import progress as bar
 
 __all__ = ["AUTO_MAX_SAMPLES", "AUTO_PERMUTATIONS", "TermImportance", "importance_for_summary", "term_importance"]
 

@@ -9,7 +9,7 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE
-from ..notices import InterpolationWarning, said_once, warn
+from ..utils.notices import InterpolationWarning, said_once, warn
 from .permutation import PermutationTestResult
 
 __all__ = ["InferenceMixin"]
@@ -159,8 +159,8 @@ class InferenceMixin:
         """
         from sklearn.base import clone
 
-        from ..progress import progress as bar
-        from ..selection import lambda_criteria
+        from ..tuning.selection import lambda_criteria
+        from ..utils.progress import progress as bar
 
         parsed = self.model.parsed
         if term not in parsed.terms:

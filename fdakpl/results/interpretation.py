@@ -28,10 +28,10 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE
-from ..docstrings import dti_fit_example, fill_doc
-from ..formula import SCALARS
+from ..formula.terms import SCALARS
 from ..kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Linear, Product, SmoothedLinear, Sum
-from ..notices import InterpolationWarning, said_once
+from ..utils.docstrings import dti_fit_example, fill_doc
+from ..utils.notices import InterpolationWarning, said_once
 
 __all__ = [
     "InterpretationMixin",

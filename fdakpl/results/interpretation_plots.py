@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..docstrings import FIGURE_RETURNS, fill_doc
+from ..utils.docstrings import FIGURE_RETURNS, fill_doc
 
 __all__ = ["plot_partial_dependence", "plot_surface"]
 

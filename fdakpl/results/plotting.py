@@ -8,7 +8,7 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE, location_dim
-from ..docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc
+from ..utils.docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc
 
 __all__ = ["plot_predictions"]
 

@@ -141,7 +141,7 @@ def diagnostics_notes(diag: dict[str, Any]) -> list[str]:
 
     Examples
     --------
-    >>> from fdakpl.applicability import Applicability
+    >>> from fdakpl.diagnostics.applicability import Applicability
     >>> diagnostics_notes({"applicability": Applicability(None, "not applicable", ["the loss is huber"]),
     ...                    "bound": None, "domain_length": 1.0})[0]
     'Excess-risk bound: not applicable (the loss is huber).'
@@ -211,7 +211,7 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
         ("lambda chosen by", res.lam_how),
     ]
     tun = getattr(res, "tuning", None)
-    if tun is not None:  # hyper-parameters chosen jointly with lambda (fdakpl.tuning)
+    if tun is not None:  # hyper-parameters chosen jointly with lambda (fdakpl.tuning.joint)
         for t, m in zip(tun.terms, tun.multiples, strict=True):
             model_rows.append((f"Width of {t}", f"{res.kernels[t].sigma:.3g} ({m:g} x median)"))
         if not np.isnan(tun.b):

@@ -30,7 +30,7 @@ import xarray as xr
 
 from ..data.functional import SAMPLE
 from ..kernels import SmoothedLinear
-from ..progress import progress as bar
+from ..utils.progress import progress as bar
 from .interpretation import coefficient_surface_of, linear_surface, reference_arrays
 
 __all__ = ["default_bandwidths", "select_smoothing", "surface_bands"]

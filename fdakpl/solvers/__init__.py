@@ -2,7 +2,7 @@
 
 - :mod:`fdakpl.solvers.closed_form`: the closed-form ridge (eigendecompositions, Sylvester), plug-in projections;
 - :mod:`fdakpl.solvers.shifted`: many shifted systems ``(K + t I) z = b`` (the single-lambda closed form);
-- :mod:`fdakpl.solvers.design`: the observed points as a design, and the KPL objective on them;
+- :mod:`fdakpl.solvers.points`: the observed points as a design, and the KPL objective on them;
 - :mod:`fdakpl.solvers.iterative`: L-BFGS-B on integral losses with estimated gradients;
 - :mod:`fdakpl.solvers.partial`: the exact ridge of partially observed curves (preconditioned CG);
 - :mod:`fdakpl.solvers.dispatch`: which solver runs for a loss and a solver name;

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from ..losses import GroundLoss, is_square, make_loss
-from .design import PointDesign
 from .iterative import IterativeResult, kpl_iterative
 from .partial import exact_partial_ridge
+from .points import PointDesign
 
 __all__ = ["SOLVERS", "resolve_solver", "solve_kpl"]
 
@@ -60,7 +60,7 @@ def solve_kpl(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: float, sol
     Examples
     --------
     >>> from fdakpl.data.functional import Observations
-    >>> from fdakpl.solvers.design import point_design
+    >>> from fdakpl.solvers.points import point_design
     >>> obs = Observations.from_dense(np.array([[1.0], [3.0]]), np.array([0.5]))
     >>> design = point_design(obs, np.ones((1, 1)), np.ones(2))
     >>> from fdakpl.losses import Square

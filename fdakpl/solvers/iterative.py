@@ -56,10 +56,10 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..data.validation import check_lam
 from ..losses import GroundLoss, make_loss
-from ..notices import warn as warn_note
-from ..progress import progress as progress_bar
+from ..utils.notices import warn as warn_note
+from ..utils.progress import progress as progress_bar
 from .closed_form import RidgeDecomposition, decompose
-from .design import PointDesign, kpl_objective
+from .points import PointDesign, kpl_objective
 
 __all__ = ["IterativeResult", "Whitened", "check_options", "kpl_iterative", "kpl_iterative_path"]
 
@@ -100,7 +100,7 @@ class IterativeResult:
     Examples
     --------
     >>> from fdakpl.data.functional import Observations
-    >>> from fdakpl.solvers.design import point_design
+    >>> from fdakpl.solvers.points import point_design
     >>> from fdakpl.solvers.partial import exact_partial_ridge
     >>> obs = Observations.from_dense(np.array([[1.0], [3.0]]), np.array([0.5]))
     >>> res = exact_partial_ridge(np.eye(2), np.eye(1), point_design(obs, np.ones((1, 1)), np.ones(2)), 0.5)
@@ -336,7 +336,7 @@ def kpl_iterative(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: float,
     >>> X = rng.normal(size=(20, 2)); grid = np.linspace(0, 1, 15)
     >>> Y = np.sin(np.outer(X[:, 0], grid)); Y[rng.uniform(size=Y.shape) < 0.3] = np.nan
     >>> from fdakpl.data.functional import Observations
-    >>> from fdakpl.solvers.design import point_design
+    >>> from fdakpl.solvers.points import point_design
     >>> obs = Observations.from_dense(Y, grid)
     >>> from fdakpl.dictionaries import Fourier
     >>> from fdakpl.kernels import Gaussian
@@ -370,7 +370,7 @@ def kpl_iterative_path(K: np.ndarray, B: np.ndarray, design: PointDesign, lams: 
     lams : sequence of float
     progress : bool or None, default None
         Show a progress bar; ``None`` follows the package default (``FDAKPL_PROGRESS``, see
-        :mod:`fdakpl.progress`; by default when standard error is a terminal).
+        :mod:`fdakpl.utils.progress`; by default when standard error is a terminal).
 
     Returns
     -------
@@ -380,7 +380,7 @@ def kpl_iterative_path(K: np.ndarray, B: np.ndarray, design: PointDesign, lams: 
     Examples
     --------
     >>> from fdakpl.data.functional import Observations
-    >>> from fdakpl.solvers.design import point_design
+    >>> from fdakpl.solvers.points import point_design
     >>> obs = Observations.from_dense(np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([0.0, 1.0]))
     >>> design = point_design(obs, np.array([[1.0, 0.0], [1.0, 1.0]]), np.full(4, 0.5))
     >>> path = kpl_iterative_path(np.eye(2), np.eye(2), design, [1.0, 0.1], "logcosh(2)")

@@ -9,9 +9,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..data.validation import check_lam
 from ..losses import Square
-from ..notices import warn as warn_note
-from .design import PointDesign
+from ..utils.notices import warn as warn_note
 from .iterative import IterativeResult, Whitened, check_options
+from .points import PointDesign
 
 __all__ = ["brute_force_partial_ridge", "exact_partial_ridge"]
 
@@ -55,7 +55,7 @@ def exact_partial_ridge(K: np.ndarray, B: np.ndarray, design: PointDesign, lam: 
     Examples
     --------
     >>> from fdakpl.data.functional import Observations
-    >>> from fdakpl.solvers.design import point_design
+    >>> from fdakpl.solvers.points import point_design
     >>> obs = Observations.from_dense(np.array([[1.0, np.nan], [2.0, 4.0]]), np.array([0.0, 1.0]))
     >>> design = point_design(obs, np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([1.0, 0.5, 0.5]))
     >>> res = exact_partial_ridge(np.eye(2), np.eye(2), design, 0.1)
@@ -120,7 +120,7 @@ def brute_force_partial_ridge(K: np.ndarray, B: np.ndarray, design: PointDesign,
     Examples
     --------
     >>> from fdakpl.data.functional import Observations
-    >>> from fdakpl.solvers.design import point_design
+    >>> from fdakpl.solvers.points import point_design
     >>> obs = Observations.from_dense(np.array([[2.0]]), np.array([0.0]))
     >>> brute_force_partial_ridge(np.eye(1), np.eye(1), point_design(obs, np.ones((1, 1)), np.ones(1)), 1.0)
     array([[1.]])

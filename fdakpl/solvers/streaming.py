@@ -37,7 +37,7 @@ import xarray as xr
 
 from ..data.functional import SAMPLE, interpolate_missing, validate_functional
 from ..data.preprocessing import InputSpec, ResponseInfo, prepare_inputs, prepare_response
-from ..progress import progress as _progress
+from ..utils.progress import progress as _progress
 
 __all__ = [
     "ChunkPlan",
@@ -353,7 +353,7 @@ def _tree_sum(parts: list[Any]) -> Any:
 def _compute(obj: Any, enabled: bool | None) -> Any:
     import dask
 
-    from ..progress import progress_enabled
+    from ..utils.progress import progress_enabled
 
     show = progress_enabled(enabled)
     ctx: Any = contextlib.nullcontext()

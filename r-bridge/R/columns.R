@@ -1,5 +1,5 @@
 # From R data to the plain matrices and vectors that
-# fdakpl.io.rbridge.dataset_from_columns() takes on the Python side. Each term of
+# fdakpl.r.bridge.dataset_from_columns() takes on the Python side. Each term of
 # the formula is evaluated in R (formula.R) and goes as one column: curves as
 # numeric matrices (NA -> NaN), numbers as numeric vectors, factors (and
 # characters) as 1-based codes plus their levels, logicals as 0/1. Rows are

@@ -182,8 +182,8 @@ install_fdakpl <- function(envname = "r-fdakpl", package = "fdakpl", python = NU
   invisible(path)
 }
 
-# The Python module of the R bridge, fdakpl.io.rbridge.
-bridge <- function() fdakpl_python("io.rbridge")
+# The Python module of the R bridge, fdakpl.r.bridge.
+bridge <- function() fdakpl_python("r.bridge")
 
 # Evaluate `expr` (a call into Python). Python warnings raised meanwhile are
 # recorded (reticulate would print them where R cannot catch them) and

@@ -1,4 +1,4 @@
-# What the Python side receives from R's data (through fdakpl.io.rbridge.dataset_from_columns).
+# What the Python side receives from R's data (through fdakpl.r.bridge.dataset_from_columns).
 prepared <- function(data, vars = names(data)) {
   f <- stats::reformulate(sprintf("`%s`", vars[-1]), response = as.name(vars[1]))
   fdakpl:::prepare_data(fdakpl:::formula_spec(f, data), data, na_action = "na.pass")

@@ -6,8 +6,8 @@ test_that("the Python side is found, imported lazily and has NumPy < 2", {
   expect_identical(config$R, paste(R.version$major, R.version$minor, sep = "."))
   expect_s3_class(fdakpl_python(), "python.builtin.module")
   # Python runs inside R here: fdakpl knows, and its loaders then avoid rpy2
-  expect_true(fdakpl_python("io.r")$inside_r())
-  expect_false(fdakpl_python("io.r")$rpy2_available())
+  expect_true(fdakpl_python("r.convert")$inside_r())
+  expect_false(fdakpl_python("r.convert")$rpy2_available())
   ds <- fdakpl_python("datasets")$load_dti()
   expect_match(ds$attrs[["source"]], "rdata")
 })

@@ -6,7 +6,7 @@ training curve. The criterion here leaves out whole curves, exactly, in closed
 form (:func:`curve_loo_path`), and the same criterion chooses the widths of the
 Gaussian kernels and the scale decay of ``B`` (:func:`tune_closed_form`).
 
-Closed form (rows are curves; notation of :mod:`fdakpl.selection`): with
+Closed form (rows are curves; notation of :mod:`fdakpl.tuning.selection`): with
 ``K = U diag(s) U^T``, ``B^{1/2} G B^{1/2} = V diag(e) V^T`` and ``P = B^{1/2} V``,
 the fitted coefficients of curve ``i`` in the rotated basis are
 ``R_i = sum_k U_ik s_k (U^T N P)_k / (s_k e + n lam)``; leaving curve ``i`` out
@@ -33,8 +33,8 @@ from itertools import product
 import numpy as np
 import scipy.sparse as sp
 
-from .data.functional import Observations
-from .solvers.closed_form import RidgeDecomposition, output_side, psd_eigh
+from ..data.functional import Observations
+from ..solvers.closed_form import RidgeDecomposition, output_side, psd_eigh
 
 __all__ = [
     "DEFAULT_B_GRID",
@@ -552,7 +552,7 @@ def primal_loo_block(ctx: tuple, start: int, limit: bool, *blocks: np.ndarray) -
 
     from threadpoolctl import threadpool_limits
 
-    from .solvers.streaming import chunk_nu
+    from ..solvers.streaming import chunk_nu
 
     sctx, primal, lams = ctx
     with threadpool_limits(1) if limit else nullcontext():  # dask tasks: one BLAS thread each

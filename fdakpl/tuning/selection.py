@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from .data.functional import Observations
-from .data.integration import integration_weights
-from .data.preprocessing import prepare_response
-from .data.scaling import power_of_two_scale
-from .notices import silenced, warn
-from .selection_kfold import kfold_grid, kfold_labelled
-from .solvers.closed_form import RidgeDecomposition
+from ..data.functional import Observations
+from ..data.integration import integration_weights
+from ..data.preprocessing import prepare_response
+from ..data.scaling import power_of_two_scale
+from ..solvers.closed_form import RidgeDecomposition
+from ..utils.notices import silenced, warn
+from .kfold_grid import kfold_grid, kfold_labelled
 
 __all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "centred_observations", "check_edge", "kfold_grid", "kfold_path",
            "lambda_criteria", "ridge_path"]
@@ -248,7 +248,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, A
     """
     from sklearn.base import clone
 
-    from .solvers.closed_form import ridge_coef
+    from ..solvers.closed_form import ridge_coef
 
     if in_worker:
         _limit_worker_threads()
@@ -260,7 +260,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, A
         theta = obs_te.grid if obs_te.grid is not None else obs_te.location
         phi = est.dictionary_.evaluate(theta)
         mean = est.mean_(theta) if est.mean_ is not None else np.zeros(theta.size)
-        from .data.preprocessing import prepare_inputs
+        from ..data.preprocessing import prepare_inputs
 
         Xv, Xw, _, _ = prepare_inputs(Xte, interpolate=est.interpolate_inputs, spec=est.input_spec_)
         Kn = est._kernel()(Xv, est.X_fit_, Xw)
@@ -279,7 +279,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, A
 
 
 def _test_obs(est: Any, Y: Any) -> tuple[Observations, Any]:
-    from .data.preprocessing import prepare_response
+    from ..data.preprocessing import prepare_response
 
     info = est.response_info_
     loc = info.grid if info.kind in {"array", "vector"} else None
@@ -295,7 +295,7 @@ def _test_weights(obs: Observations) -> np.ndarray:
 def _child_process_env() -> Iterator[None]:
     """Drop R's library directories from LD_LIBRARY_PATH while worker processes start.
 
-    rpy2 (imported by the user or by fdakpl.io.r) prepends them when it starts R; a fresh Python
+    rpy2 (imported by the user or by fdakpl.r.convert) prepends them when it starts R; a fresh Python
     worker would then load the system libpython instead of this interpreter's and fail.
     """
     saved = os.environ.get("LD_LIBRARY_PATH")
@@ -323,7 +323,7 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
 
     A :class:`~fdakpl.KPLRegressor` with the square loss and the closed-form solver, on responses with a common
     grid, over a grid of ``dictionary``, ``output_matrix`` and ``kernel`` (or ``kernel__<parameter>``), is scored
-    without refitting: the data are prepared once and :func:`fdakpl.selection_kfold.kfold_grid` decomposes each
+    without refitting: the data are prepared once and :func:`fdakpl.tuning.kfold_grid.kfold_grid` decomposes each
     fold's kernel matrix once for every setting and lambda (same scores as the fits, to rounding). Other
     estimators and grids fit the estimator for every (setting, fold).
 
@@ -343,10 +343,10 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
         one BLAS thread; below, the folds run in this process on one BLAS thread, where processes were measured
         not to pay. The closed form runs in this process on one BLAS thread whatever ``n_jobs`` says: neither two
         BLAS threads nor folds in two threads paid reliably on two shared cores (``benchmarks/bench_cv.py``;
-        :func:`fdakpl.selection_kfold.kfold_grid` takes ``n_threads`` for machines with idle cores).
+        :func:`fdakpl.tuning.kfold_grid.kfold_grid` takes ``n_threads`` for machines with idle cores).
     progress : bool or None, default None
         Show a progress bar; ``None`` follows the package default (``FDAKPL_PROGRESS``, see
-        :mod:`fdakpl.progress`).
+        :mod:`fdakpl.utils.progress`).
     subset_x, subset_y : callables ``(data, rows) -> data``, optional
         How to take rows of ``X`` and ``Y`` (defaults handle arrays,
         DataArrays, mappings of terms and long DataFrames).
@@ -413,7 +413,7 @@ def _fold_fits(estimator: Any, X: Any, Y: Any, lams: np.ndarray, params: list[di
     """Fold scores ``(n_params, n_folds, n_lams)`` by fitting the estimator on every (setting, fold)."""
     from joblib import Parallel, delayed
 
-    from .progress import progress as progress_bar
+    from ..utils.progress import progress as progress_bar
 
     tasks = [(p, f) for p in range(len(params)) for f in range(len(folds))]
     it = progress_bar(tasks, desc="cross-validation", enabled=progress, total=len(tasks))

@@ -11,7 +11,7 @@ The response is one functional variable. On the right-hand side,
 
 Terms combine by a product (default) or a sum of their kernels. The text of
 a formula is never evaluated as Python: formulaic's parser splits it into
-terms, and :mod:`fdakpl.design` checks every scalar factor against a small
+terms, and :mod:`fdakpl.formula.grammar` checks every scalar factor against a small
 grammar before computing it.
 """
 
@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .data.functional import SAMPLE, as_dataset, interpolate_missing, quadrature_weights, validate_functional
-from .data.labels import coordinate_values
-from .data.prepared import PreparedInputs
-from .data.preprocessing import prepare_inputs
-from .data.scaling import power_of_two_scale
-from .design import ScalarDesign, build_design
-from .kernels import Gaussian, Kernel, Product, Sum
+from ..data.functional import SAMPLE, as_dataset, interpolate_missing, quadrature_weights, validate_functional
+from ..data.labels import coordinate_values
+from ..data.prepared import PreparedInputs
+from ..data.preprocessing import prepare_inputs
+from ..data.scaling import power_of_two_scale
+from ..kernels import Gaussian, Kernel, Product, Sum
+from .grammar import ScalarDesign, build_design
 
 __all__ = ["ParsedFormula", "ScalarDesign", "default_kernels", "median_heuristic", "parse_formula"]
 
@@ -92,7 +92,7 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
 
     The formula is split into terms by formulaic's parser (text only: ``+``,
     ``-``, ``:``, ``*``, ``.``, ``0``/``1``, backticks); every scalar factor is
-    then checked against the grammar of :mod:`fdakpl.design` before it is
+    then checked against the grammar of :mod:`fdakpl.formula.grammar` before it is
     computed. Nothing in a formula is evaluated as Python.
 
     Parameters

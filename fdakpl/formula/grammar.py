@@ -50,8 +50,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .data.functional import SAMPLE
-from .notices import warn
+from ..data.functional import SAMPLE
+from ..utils.notices import warn
 
 __all__ = ["FUNCTIONS", "ScalarDesign", "build_design", "check_factor", "factor_variables"]
 
@@ -115,7 +115,7 @@ def check_factor(expr: str, variables: set[str], lookup: bool = False) -> dict[s
     >>> check_factor("__import__('os')", {"z"})
     Traceback (most recent call last):
     ...
-    fdakpl.design.FormulaError: the formula term "__import__('os')" is not allowed: ...
+    fdakpl.formula.grammar.FormulaError: the formula term "__import__('os')" is not allowed: ...
     """
     if not isinstance(expr, str) or len(expr) > _MAX_EXPR:
         raise _refuse(str(expr)[:80], f"a term is text of at most {_MAX_EXPR} characters")

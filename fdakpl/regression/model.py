@@ -9,21 +9,17 @@ from typing import Any
 
 import numpy as np
 
-from .data.functional import as_dataset, validate_functional
-from .data.prepared import PreparedInputs, PreparedResponse
-from .data.preprocessing import prepare_inputs, prepare_response
-from .data.scaling import median, power_of_two_scale
-from .data.seen import carry_valid
-from .dictionaries import BSpline, Dictionary, make_dictionary
-from .estimators.kpl import KPLRegressor
-from .fitting import check_lam_grid, curvature_ratio, exact_partial_choice, move_to, set_lambda, sq_distances
-from .formula import SCALARS, combine_kernels, default_kernels, parse_formula
-from .kernels import Gaussian, Kernel, ScaleDecay
-from .losses import LogCosh, is_square, make_loss
-from .notices import InterpolationWarning, distinct, said_once
-from .selection import DEFAULT_LAMBDAS, centred_observations, check_edge, kfold_path, ridge_path
-from .selection_partial import MAX_POINTS
-from .tuning import (
+from ..data.functional import as_dataset, validate_functional
+from ..data.prepared import PreparedInputs, PreparedResponse
+from ..data.preprocessing import prepare_inputs, prepare_response
+from ..data.scaling import median, power_of_two_scale
+from ..data.seen import carry_valid
+from ..dictionaries import BSpline, Dictionary, make_dictionary
+from ..estimators.kpl import KPLRegressor
+from ..formula.terms import SCALARS, combine_kernels, default_kernels, parse_formula
+from ..kernels import Gaussian, Kernel, ScaleDecay
+from ..losses import LogCosh, is_square, make_loss
+from ..tuning.joint import (
     DEFAULT_B_GRID,
     DEFAULT_WIDTH_MULTIPLES,
     TuningResult,
@@ -31,6 +27,10 @@ from .tuning import (
     tune_closed_form,
     warn_on_edge,
 )
+from ..tuning.partial import MAX_POINTS
+from ..tuning.selection import DEFAULT_LAMBDAS, centred_observations, check_edge, kfold_path, ridge_path
+from ..utils.notices import InterpolationWarning, distinct, said_once
+from .steps import check_lam_grid, curvature_ratio, exact_partial_choice, move_to, set_lambda, sq_distances
 
 __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
@@ -67,7 +67,7 @@ class FunctionalRegression:
     A formula is code. In statsmodels and R a formula is evaluated as a program in the caller's
     environment; fdakpl never evaluates its text, but splits it into terms and checks every scalar
     term against a small grammar (variables, numbers, arithmetic inside ``I()``, ``np.log``,
-    ``np.exp``, ``np.sqrt``, ... and ``C()``; see :mod:`fdakpl.design`), refusing anything else.
+    ``np.exp``, ``np.sqrt``, ... and ``C()``; see :mod:`fdakpl.formula.grammar`), refusing anything else.
     A formula still decides which data enter the model and how they are transformed: review a
     formula that comes from someone else as you would review code. Saved models store the
     checked design as data, and :func:`fdakpl.load` checks it against the same grammar.
@@ -75,7 +75,7 @@ class FunctionalRegression:
     Parameters
     ----------
     formula : str
-        ``"response ~ curve + scalar + C(factor) + ..."`` (see :mod:`fdakpl.formula`). Names that
+        ``"response ~ curve + scalar + C(factor) + ..."`` (see :mod:`fdakpl.formula.terms`). Names that
         are not Python identifiers go between backquotes or in ``Q("visit time")``;
         R-style names (``visit.time``) and non-ASCII names work as they are; ``y ~ .`` uses every
         other variable; ``- z`` removes a term.
@@ -110,12 +110,12 @@ class FunctionalRegression:
         Multiples of the median-heuristic width tried for every Gaussian term whose kernel is not
         given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", or
         at a fixed lambda by leave-one-curve-out); ``"auto"``:
-        :data:`fdakpl.tuning.DEFAULT_WIDTH_MULTIPLES`; ``None``: the median heuristic itself.
+        :data:`fdakpl.tuning.joint.DEFAULT_WIDTH_MULTIPLES`; ``None``: the median heuristic itself.
         Not used by ``lam="cv"`` (give ``param_grid={"sigma": [...]}``) nor by ``approx=``.
     b_grid : "auto", sequence of float or None
         Scale decays ``b`` of ``B = diag(b^-scale)`` tried jointly (only when ``output_matrix``
         is not given and the dictionary has atoms at several scales); ``"auto"``:
-        :data:`fdakpl.tuning.DEFAULT_B_GRID`; ``None``: ``B = I``.
+        :data:`fdakpl.tuning.joint.DEFAULT_B_GRID`; ``None``: ``B = I``.
     loss : str or loss object, default "square"
         Ground loss of the integral loss; non-square losses use the iterative solver.
     solver : {"auto", "eig", "sylvester", "exact_partial", "iterative"}
@@ -136,10 +136,10 @@ class FunctionalRegression:
         run, ``None`` draws fresh randomness.
     n_jobs : int
         Worker processes of ``lam="cv"`` when it refits each fold, from 500 curves (see
-        :func:`fdakpl.selection.kfold_path`; the closed form and smaller problems run in this process).
+        :func:`fdakpl.tuning.selection.kfold_path`; the closed form and smaller problems run in this process).
     progress : bool or None, default None
         Show progress bars for long work; ``None`` follows the package default
-        (``FDAKPL_PROGRESS``, see :mod:`fdakpl.progress`).
+        (``FDAKPL_PROGRESS``, see :mod:`fdakpl.utils.progress`).
     domain : (float, float), optional
         Domain of the response curves (default: the range of its coordinate).
     groups : str or array-like, optional
@@ -445,7 +445,7 @@ class FunctionalRegression:
         >>> res.lam_how
         'leave-one-curve-out'
         """
-        from .results.core import FunctionalRegressionResults
+        from ..results.core import FunctionalRegressionResults
 
         t0 = time.perf_counter()
         notes: list[str] = []
@@ -475,7 +475,7 @@ class FunctionalRegression:
                 Xp = PreparedInputs(*prepare_inputs(X, interpolate=self.interpolate_inputs, validated=True))
                 Yp = PreparedResponse(*prepare_response(Y, None, self.domain, validated=True))
             if self.approx is not None:
-                from .estimators.approx import fit_approx
+                from ..estimators.approx import fit_approx
 
                 if self.groups is not None:
                     raise ValueError("groups= is not available with approx= (the primal leave-one-out leaves out "

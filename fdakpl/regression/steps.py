@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from .data.integration import integration_weights
-from .estimators.kpl import KPLRegressor
-from .kernels import Kernel
-from .losses import make_loss
-from .selection import check_edge
-from .selection_partial import exact_partial_path
+from ..data.integration import integration_weights
+from ..estimators.kpl import KPLRegressor
+from ..kernels import Kernel
+from ..losses import make_loss
+from ..tuning.partial import exact_partial_path
+from ..tuning.selection import check_edge
 
 __all__ = ["check_lam_grid", "curvature_ratio", "exact_partial_choice", "move_to", "set_lambda", "sq_distances"]
 
@@ -39,8 +39,8 @@ def move_to(est: KPLRegressor, kernel: Kernel, output_matrix: Any, lam: float) -
     The centring, dictionary, integration weights and inner products do not depend on them,
     so only the kernel matrix and the decompositions are recomputed.
     """
-    from .kernels import check_spd, make_output_matrix
-    from .solvers.closed_form import decompose
+    from ..kernels import check_spd, make_output_matrix
+    from ..solvers.closed_form import decompose
 
     B = check_spd(make_output_matrix(output_matrix).matrix(est.dictionary_.scales_), "output_matrix")
     est.set_params(kernel=kernel, output_matrix=output_matrix)
@@ -63,7 +63,7 @@ def curvature_ratio(loss: Any) -> float:
 
 def set_lambda(est: KPLRegressor, lam: float) -> None:
     """Move a fitted closed-form estimator to another lambda (exactly what a refit would give)."""
-    from .solvers.closed_form import ridge_coef
+    from ..solvers.closed_form import ridge_coef
 
     est.set_params(lam=float(lam))
     est.dual_coef_ = ridge_coef(est.decomposition_, float(lam))
@@ -102,7 +102,7 @@ def exact_partial_choice(fitted: KPLRegressor, Y: Any, grid: np.ndarray, how: st
         The criterion used.
     edge : bool
     """
-    from .data.preprocessing import prepare_response
+    from ..data.preprocessing import prepare_response
 
     obs, info = prepare_response(Y, None, fitted.response_info_.domain)
     if fitted.mean_ is not None:

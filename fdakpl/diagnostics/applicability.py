@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .losses import is_square, make_loss
+from ..losses import is_square, make_loss
 
 __all__ = ["Applicability", "bound_applicability", "loss_name", "sampling_design"]
 
@@ -154,7 +154,7 @@ def bound_applicability(*, loss: str, solver: str, approx: str | None, fully_obs
     counts, location, domain, grid, grid_index
         The sampling design (see :func:`sampling_design`).
     kappa, kappa_how : float, str
-        The kernel's bound and how it was obtained (:func:`fdakpl.diagnostics.kernel_kappa`).
+        The kernel's bound and how it was obtained (:func:`fdakpl.diagnostics.bounds.kernel_kappa`).
     riesz, normed : bool
         Whether the atoms are linearly independent and of unit norm.
 

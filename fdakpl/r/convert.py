@@ -6,7 +6,7 @@ or ``I()``/AsIs as refund's simulators make them) into an :class:`xarray.Dataset
 :func:`xarray_to_r` goes back. Neither rpy2's pandas converter nor reticulate
 converts a data.frame with a matrix column, so both convert column by column.
 The R package's own entry points (reticulate, R drives Python) are in
-:mod:`fdakpl.io.rbridge`.
+:mod:`fdakpl.r.bridge`.
 
 Conventions of the conversion (R → xarray)
 ------------------------------------------

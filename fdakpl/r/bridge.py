@@ -246,7 +246,7 @@ def fit_from_r(
     >>> res.fitted.sizes["sample"], float(res.lam)
     (100, 0.001)
     """
-    from ..regression import FunctionalRegression
+    from ..regression.model import FunctionalRegression
 
     ds = dataset_from_columns(columns, sample_labels, grids, factor_levels)
     try:

@@ -13,7 +13,7 @@
   whole lambda path.
 
 :func:`kfold_labelled` is the bridge from an estimator and labelled data (what
-:func:`fdakpl.selection.kfold_path` receives) to :func:`kfold_grid`: it prepares the inputs and responses once,
+:func:`fdakpl.tuning.selection.kfold_path` receives) to :func:`kfold_grid`: it prepares the inputs and responses once,
 computes one kernel matrix per distinct kernel of the grid, and returns None when the grid or the data need
 the generic per-fold fits (another solver or loss, irregular responses, other parameters).
 """
@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from .data.functional import Observations
-from .data.integration import integration_weights
-from .data.preprocessing import center_responses, check_same_samples, n_samples_of, prepare_inputs, prepare_response
-from .dictionaries import Dictionary, output_dictionary
-from .kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
-from .losses import is_square
-from .notices import silenced
-from .progress import progress as show_progress
-from .solvers.closed_form import output_side, psd_eigh, sym_sqrt
-from .solvers.memory import check_exact_memory
+from ..data.functional import Observations
+from ..data.integration import integration_weights
+from ..data.preprocessing import center_responses, check_same_samples, n_samples_of, prepare_inputs, prepare_response
+from ..dictionaries import Dictionary, output_dictionary
+from ..kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
+from ..losses import is_square
+from ..solvers.closed_form import output_side, psd_eigh, sym_sqrt
+from ..solvers.memory import check_exact_memory
+from ..utils.notices import silenced
+from ..utils.progress import progress as show_progress
 
 __all__ = ["CLOSED_FORM_PARAMS", "kfold_grid", "kfold_labelled"]
 

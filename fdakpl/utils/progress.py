@@ -1,7 +1,7 @@
 """Progress bars for long work, switchable per call and globally.
 
 Set the environment variable ``FDAKPL_PROGRESS=0`` (or call
-``fdakpl.progress.set_enabled(False)``) to turn every bar off, e.g. in batch jobs.
+``fdakpl.utils.progress.set_enabled(False)``) to turn every bar off, e.g. in batch jobs.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def set_enabled(flag: bool | None) -> None:
 
 def progress_enabled(enabled: bool | None = None) -> bool:
     """Whether a progress bar shows: ``enabled`` (``None``: the package default), and off when
-    ``fdakpl.progress.set_enabled(False)`` or ``FDAKPL_PROGRESS=0`` or standard error is not a terminal.
+    ``fdakpl.utils.progress.set_enabled(False)`` or ``FDAKPL_PROGRESS=0`` or standard error is not a terminal.
 
     Examples
     --------

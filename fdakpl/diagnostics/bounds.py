@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from .kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Product, Sum
+from ..kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Product, Sum
 
 __all__ = [
     "BoundConstants",

@@ -36,7 +36,7 @@ __all__ = ["PACKAGE_DIR", "InterpolationWarning", "distinct", "said_once", "sile
 _GATHER: ContextVar[tuple[list[warnings.WarningMessage], ...] | None] = ContextVar("fdakpl_gather", default=())
 
 #: files under this prefix are fdakpl's own; warnings point at the first frame outside it
-PACKAGE_DIR = os.path.dirname(__file__) + os.sep
+PACKAGE_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep  # fdakpl/, not fdakpl/utils/
 
 
 class InterpolationWarning(UserWarning):

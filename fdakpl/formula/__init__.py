@@ -1,0 +1,1 @@
+"""Formulas: the scalar grammar and its interpreter, the terms of a formula and their kernels."""

@@ -1,0 +1,1 @@
+"""The formula front end: ``FunctionalRegression`` and the steps of its fit."""
