@@ -28,6 +28,8 @@ import numpy as np
 from scipy.spatial.distance import cdist, pdist, squareform
 from sklearn.base import BaseEstimator
 
+from .utils.saved import saved
+
 try:  # the C routine that pdist(X, "sqeuclidean") calls, without pdist's array-API dispatch (20 us of a 70-curve fit)
     from scipy.spatial._distance_pybind import pdist_sqeuclidean
 except ImportError:  # pragma: no cover - another SciPy layout: the public function, the same numbers
@@ -179,6 +181,7 @@ def kernel_or_default(kernel: Any, name: str = "kernel", default: Kernel | None 
     return kernel
 
 
+@saved("sigma")
 class Gaussian(_ScaleKernel):
     """Gaussian kernel ``exp(-||x - x'||^2 / (2 sigma^2))``.
 
@@ -200,6 +203,7 @@ class Gaussian(_ScaleKernel):
     _matrix.pairs_once = True  # type: ignore[attr-defined]  # by _sqdist: exactly symmetric (exact_symmetric)
 
 
+@saved("sigma")
 class Laplace(_ScaleKernel):
     """Laplace kernel ``exp(-||x - x'|| / sigma)``.
 
@@ -220,6 +224,7 @@ class Laplace(_ScaleKernel):
     _matrix.pairs_once = True  # type: ignore[attr-defined]  # by _sqdist: exactly symmetric (exact_symmetric)
 
 
+@saved()
 class Linear(Kernel):
     """Linear kernel ``<x, x'>`` (the L2 inner product for curves).
 
@@ -267,6 +272,7 @@ def grid_from_weights(weights: Any) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(d)])
 
 
+@saved("bandwidth")
 class SmoothedLinear(Kernel):
     """Linear kernel on Gaussian-smoothed curves: ``<S x, S x'>`` in L2.
 
@@ -323,6 +329,7 @@ class SmoothedLinear(Kernel):
         return float("inf")
 
 
+@saved("sigma")
 class IntegralGaussian(_ScaleKernel):
     """Integral of Gaussian kernels for vector-valued curves (the paper's speech kernel).
 
@@ -415,6 +422,7 @@ class _Combination(Kernel):
         return f" {self.op} ".join(f"{k}:{v!r}" for k, v in self.kernels.items())
 
 
+@saved("kernels")
 class Product(_Combination):
     """Product of per-term kernels ``prod_t k_t(x_t, x'_t)``.
 
@@ -430,6 +438,7 @@ class Product(_Combination):
     op = "*"
 
 
+@saved("kernels")
 class Sum(_Combination):
     """Sum of per-term kernels ``sum_t k_t(x_t, x'_t)``.
 
@@ -468,6 +477,7 @@ class OutputMatrix(BaseEstimator):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params(deep=False).items())})"
 
 
+@saved()
 class Identity(OutputMatrix):
     """``B = I``: independent, equally penalised coefficients.
 
@@ -482,6 +492,7 @@ class Identity(OutputMatrix):
         return np.eye(np.asarray(scales).size)
 
 
+@saved("b")
 class ScaleDecay(OutputMatrix):
     """Diagonal ``B`` with ``1 / b**j`` for an atom at scale ``j`` (the paper's DTI protocol).
 
@@ -507,6 +518,7 @@ class ScaleDecay(OutputMatrix):
         return np.diag(self.b ** (-np.asarray(scales, dtype=float)))
 
 
+@saved("B")
 class Matrix(OutputMatrix):
     """A user-supplied symmetric positive definite matrix.
 
