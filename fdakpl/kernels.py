@@ -66,6 +66,33 @@ def _as_2d(X: Any, name: str) -> np.ndarray:
     return X
 
 
+def squared_distances(X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
+    """Squared distances between rows: weighted L2 for curves (``weights``: quadrature weights), Euclidean for
+    vectors; for mappings of terms (prepared inputs), the sum over terms. The one distance function of fdakpl.
+
+    ``Y`` None: the rows of ``X`` with themselves, each pair computed once (exactly symmetric).
+
+    Examples
+    --------
+    >>> squared_distances(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]))
+    array([[25.]])
+    >>> squared_distances({"a": np.zeros((2, 1)), "b": np.array([[0.0], [2.0]])})
+    array([[0., 4.],
+           [4., 0.]])
+    """
+    if isinstance(X, Mapping):
+        out = None
+        for term, v in X.items():
+            d = squared_distances(v, None if Y is None else Y[term], (weights or {}).get(term))
+            out = d if out is None else out + d
+        assert out is not None
+        return out
+    A = np.asarray(X, dtype=float).reshape(len(X), -1)
+    B = A if Y is None else np.asarray(Y, dtype=float).reshape(len(Y), -1)
+    w = None if weights is None else np.asarray(weights, dtype=float).reshape(-1)
+    return _sqdist(A, B, w)
+
+
 def _sqdist(X: np.ndarray, Y: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     same = Y is X
     if weights is not None:

@@ -456,7 +456,7 @@ def _condition_numbers(est: Any, path: Any, lam: float) -> dict[str, float]:
         e = np.clip(np.linalg.eigvalsh(Bh @ est.gram_ @ Bh), 0.0, None)
     else:
         s = e = None
-    g = np.linalg.eigvalsh(est.gram_)
+    g = np.abs(est.dictionary_.scaled_gram_eigh()[0])  # cached on the dictionary
     gram = float(g.max() / g.min()) if g.min() > 0 else float("inf")
     if s is None:
         return {"kernel": float("nan"), "gram": gram, "system": float("nan")}
