@@ -245,7 +245,7 @@ def exact_partial_choice(problem: KPLProblem, kernel: Kernel, B: np.ndarray, gri
     K = problem.kernel_matrix(kernel)
     obs = problem.centred
     phi_points = problem.dictionary.evaluate(obs.location)
-    criteria = exact_partial_path(K, B, phi_points, obs, problem.weights, grid)
+    criteria = exact_partial_path(K, B, phi_points, obs, problem.weights, grid, problem.lam_unit)
     if criterion.key == "gcv" and sparse:
         criterion = LOO()
         notes.append("sparse responses: lambda by exact leave-one-curve-out instead of GCV, which leaves out "

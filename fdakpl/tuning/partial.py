@@ -33,7 +33,7 @@ MAX_POINTS = 3000
 
 
 def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs: Observations,
-                       weights: np.ndarray, lams: Iterable[float]) -> PathCriteria:
+                       weights: np.ndarray, lams: Iterable[float], lam_unit: float = 1.0) -> PathCriteria:
     """Training error, edf, GCV and exact leave-one-curve-out error of the exact partial ridge along a path.
 
     Parameters
@@ -49,6 +49,9 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
     weights : numpy.ndarray, shape (N,)
         Integration weights ``c_ip``.
     lams : iterable of float
+    lam_unit : float
+        The unit of the lambdas (:attr:`fdakpl.ridge.problem.KPLProblem.lam_unit`): the ridge runs at
+        ``lam * lam_unit``; the criteria are returned along ``lams`` as given.
 
     Returns
     -------
@@ -90,7 +93,7 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
     # curves with the same number of points are handled together: rows (curves, m) of point positions
     groups = [starts[:-1][counts == m][:, None] + np.arange(m)[None, :] for m in np.unique(counts[counts > 0])]
     out = {k: np.empty(lams.size) for k in ("train_mse", "edf", "loo")}
-    for j, lam in enumerate(lams):
+    for j, lam in enumerate(lams * lam_unit):
         g = e / (e + lam)
         fitted = (Q @ (g * z)) / sw
         r = y - fitted
