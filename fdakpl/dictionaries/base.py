@@ -131,7 +131,7 @@ class Dictionary(BaseEstimator):
 
     def _inside(self, theta: np.ndarray) -> bool:
         lo, hi = self.domain_
-        tol = DOMAIN_TOL * max(1.0, hi - lo)
+        tol = DOMAIN_TOL * (hi - lo) + 4.0 * np.spacing(max(abs(lo), abs(hi)))  # relative: any unit of the locations
         theta = np.asarray(theta, dtype=float)
         return not (theta.size and (theta.min() < lo - tol or theta.max() > hi + tol or not np.isfinite(theta).all()))
 

@@ -40,6 +40,7 @@ from .steps import (
     curvature_ratio,
     default_widths,
     exact_partial_choice,
+    group_labels,
     is_sparse,
     routing,
     tune,
@@ -253,7 +254,8 @@ class FunctionalRegression:
         return default_widths(Xv, Xw, self._given_kernels())
 
     def _group_labels(self) -> tuple[np.ndarray | None, str]:
-        """One label per curve from ``groups`` (a variable name or labels), checked; and what they are."""
+        """One group code per curve from ``groups`` (a variable name or labels), checked
+        (:func:`fdakpl.regression.steps.group_labels`); and what they are."""
         g = self.groups
         if g is None:
             return None, ""
@@ -263,13 +265,8 @@ class FunctionalRegression:
             if g not in self.data or self.data[g].dims != ("sample",):
                 raise ValueError(f"groups={g!r} must name a variable of data with the single dim 'sample'")
             g = self.data[g].values
-        labels = np.asarray(g)
-        if labels.shape != (n,):
-            raise ValueError(f"groups must give one label per curve ({n}), got shape {labels.shape}")
-        if (labels.dtype.kind in "fc" and np.isnan(labels.astype(float)).any()) or \
-                (labels.dtype == object and any(v is None for v in labels)):
-            raise ValueError("groups has missing labels; give every curve a group")
-        return labels, label
+        samples = self.data["sample"].values if "sample" in self.data.coords else None
+        return group_labels(g, n, f"groups={label!r}" if label != "groups" else "groups", samples), label
 
     def _estimator(self, kernel: Kernel, solver: str, lam: float, *, loss: Any = None, dictionary: Any = None,
                    output_matrix: Any = None) -> KPLRegressor:
@@ -392,9 +389,10 @@ class FunctionalRegression:
         """The approximate (primal) fit: lambda by its own leave-one-curve-out or GCV from streamed statistics."""
         from ..estimators.approx import ApproxKPLRegressor
 
-        if isinstance(criterion, GroupLOO):
-            raise ValueError("groups= is not available with approx= (the primal leave-one-out leaves out "
-                             "single curves); drop approx= or groups=")
+        if self.groups is not None:
+            raise ValueError("groups= is not available with approx=: the approximate (primal) solver's "
+                             "leave-one-out leaves out single curves, and nothing else on that route uses groups; "
+                             "drop approx= or groups=")
         if criterion.key == "cv":
             raise ValueError(f"lam={self.lam!r} is not available with approx=: the approximate (primal) "
                              "solver chooses lambda by leave-one-curve-out (default) or GCV from its "
@@ -444,19 +442,9 @@ class FunctionalRegression:
                 kernels = dict(best["kernel"].kernels)
             return est.fit_problem(problem), kernels, lam, criterion
         partial = solver == "exact_partial" or (solver == "iterative" and sparse)
-        if partial and not fixed and problem.n_points <= MAX_POINTS:
-            # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path); for a robust loss
-            # on sparse responses it is the square-loss stand-in (per-point losses, like the iterative fit);
-            # kernel widths and b are not tuned on this route
-            B, _ = square.output_matrix(output_matrix)
-            fit["criteria"], lam, criterion = exact_partial_choice(square, kernel, B, grid, criterion, sparse, notes)
-            fit["chosen"] = lam
-            if solver == "iterative":
-                lam *= curvature_ratio(self.loss)
-                notes.append(f"lambda chosen by {criterion.short} of the exact partial square-loss ridge, a "
-                             f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
-            est = self._estimator(kernel, solver, lam, dictionary=dictionary).fit_problem(problem)
-            return est, kernels, lam, criterion
+        if partial and problem.n_points <= MAX_POINTS:
+            return self._fit_exact_partial(square, problem, dictionary, solver, sparse, kernels, given, widths, bs,
+                                           criterion, grid, notes, fit)
         tuned = [t for t in kernels if given[t] is None] if widths is not None else []
         tune_b = output_matrix is None and bs is not None and np.ptp(square.dictionary.scales_) > 0
         path = None
@@ -485,3 +473,35 @@ class FunctionalRegression:
             lam *= curvature_ratio(self.loss)
         est = self._estimator(kernel, solver, lam, dictionary=dictionary, output_matrix=output_matrix)
         return est.fit_problem(problem), kernels, lam, criterion
+
+    def _fit_exact_partial(self, square: Any, problem: Any, dictionary: Any, solver: str, sparse: bool,
+                           kernels: dict[str, Kernel], given: dict[str, Kernel | None], widths: np.ndarray | None,
+                           bs: np.ndarray | None, criterion: Criterion, grid: np.ndarray, notes: list[str],
+                           fit: dict[str, Any]) -> tuple[KPLRegressor, dict[str, Kernel], float, Criterion]:
+        """The exact partial ridge (sparse responses, or asked for), tuned by its own exact criteria: lambda by GCV,
+        leave-one-curve-out or leave-one-group-out along its exact path (one N x N eigendecomposition per
+        candidate); the widths and ``b`` only when ``width_grid`` / ``b_grid`` are given (the defaults keep the
+        median heuristic and B = I on this route, benchmarks/sparse_responses.py). For a robust loss on sparse
+        responses it is the square-loss stand-in (per-point losses, like the iterative fit)."""
+        fixed = isinstance(criterion, Fixed)
+        widths = None if isinstance(self.width_grid, str) else widths
+        bs = None if isinstance(self.b_grid, str) else bs
+        tuned = [t for t in kernels if given[t] is None] if widths is not None else []
+        tune_b = self.output_matrix is None and bs is not None and np.ptp(square.dictionary.scales_) > 0
+        output_matrix, lam = self.output_matrix, float(grid[0])
+        if not (fixed and not tuned and not tune_b):
+            groups, label = self._group_labels()
+            scorer = criterion if not fixed else (LOO() if groups is None else GroupLOO(groups, label))
+            result, criteria, kernels, output_matrix, used = exact_partial_choice(
+                square, kernels, tuned, widths, bs, output_matrix, self.combine, grid, scorer, sparse, notes)
+            lam = fit["chosen"] = result.lam
+            fit["tuning"] = result if tuned or tune_b else None
+            if not fixed:
+                fit["criteria"], criterion = criteria, used
+        if solver == "iterative" and not fixed:
+            lam *= curvature_ratio(self.loss)
+            notes.append(f"lambda chosen by {criterion.short} of the exact partial square-loss ridge, a "
+                         f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
+        est = self._estimator(combine(kernels, self.combine), solver, lam, dictionary=dictionary,
+                              output_matrix=output_matrix).fit_problem(problem)
+        return est, kernels, lam, criterion

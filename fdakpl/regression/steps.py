@@ -13,16 +13,16 @@ import numpy as np
 from ..data.scaling import median
 from ..kernels import Gaussian, Kernel, Product, ScaleDecay, Sum
 from ..losses import is_square, make_loss
-from ..ridge.path import PathCriteria, RidgePath
+from ..ridge.path import PathCriteria
 from ..ridge.problem import KPLProblem
 from ..solvers.dispatch import resolve_solver
 from ..tuning.criteria import DEFAULT_LAMBDAS, GCV, LOO, Criterion, Fixed, GroupLOO, KFold, check_grid, edge_notice
-from ..tuning.partial import exact_partial_path
-from ..tuning.search import TuningResult, search
+from ..tuning.partial import partial_scorer
+from ..tuning.search import Scorer, TuningResult, search
 from ..utils.notices import warn
 
 __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "combine", "criterion_of", "curvature_ratio", "default_widths",
-           "exact_partial_choice", "is_sparse", "routing", "tune", "tuning_grid"]
+           "exact_partial_choice", "group_labels", "is_sparse", "routing", "tune", "tuning_grid"]
 
 #: responses observed at fewer points per curve (median) than this are "sparse" (the default dictionary's size)
 SPARSE_POINTS = 21
@@ -112,8 +112,17 @@ def criterion_of(lam: Any, lam_grid: Any, groups: np.ndarray | None, groups_labe
             raise ValueError(f"lam must be 'loo', 'gcv', 'cv', a number > 0 or a grid, got {lam!r}")
         grid = DEFAULT_LAMBDAS.copy() if lam_grid is None else check_grid(lam_grid, "lam_grid")
         if how == "gcv":
+            if groups is not None:
+                raise ValueError(f"{groups_label or 'groups'} would be ignored by lam='gcv', which leaves out single "
+                                 "points; use lam='loo' (leave-one-group-out) or lam='cv' (whole groups in a fold), "
+                                 "or drop groups=")
             return GCV(), grid
         if how == "cv":
+            n_groups = 0 if groups is None else int(np.unique(groups).size)
+            if groups is not None and n_groups < n_splits:
+                raise ValueError(f"lam='cv' keeps each group in one fold, so cv={n_splits} folds need at least "
+                                 f"{n_splits} groups; {groups_label or 'groups'} has {n_groups}: lower cv= or use "
+                                 "lam='loo' (leave-one-group-out)")
             return KFold(n_splits, random_state, groups), grid
         return (LOO() if groups is None else GroupLOO(groups, groups_label)), grid
     if isinstance(lam, (bool, np.bool_)):
@@ -130,6 +139,52 @@ def criterion_of(lam: Any, lam_grid: Any, groups: np.ndarray | None, groups_labe
         return Fixed(value), np.array([value])
     grid = check_grid(lam, "lam")
     return (LOO() if groups is None else GroupLOO(groups, groups_label)), grid
+
+
+def group_labels(values: Any, n: int, label: str, samples: np.ndarray | None = None) -> np.ndarray:
+    """One group code per curve (0, 1, ... in order of first appearance) from the labels of ``groups=``, checked.
+
+    Missing labels (None, NaN, ``pd.NA``, NaT, in any column type) are named by sample; a single group is refused
+    (leaving it out leaves nothing to train on, so the criterion cannot choose); labels of mixed types are
+    compared as they are (``1`` and ``"1"`` are two groups).
+
+    Parameters
+    ----------
+    values : array-like
+        One label per curve.
+    n : int
+        Number of curves.
+    label : str
+        How the message names the groups (``"groups='subject'"``).
+    samples : numpy.ndarray, optional
+        The curves' sample labels, to name curves without a group.
+
+    Examples
+    --------
+    >>> group_labels(["b", "a", "b", 3], 4, "groups")
+    array([0, 1, 0, 2])
+    >>> group_labels(["a", None, "b"], 3, "groups='subject'", np.array(["s1", "s2", "s3"]))
+    Traceback (most recent call last):
+    ...
+    ValueError: groups='subject' has no label for samples ['s2']; give every curve a group, or drop those ...
+    """
+    import pandas as pd
+
+    from ..data.labels import samples_text
+
+    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    if arr.shape != (n,):
+        raise ValueError(f"{label} must give one label per curve ({n}), got shape {arr.shape}")
+    missing = np.flatnonzero(pd.isna(pd.Series(arr, dtype=object)).to_numpy())
+    if missing.size:
+        name = label.split("=", 1)[1] if "=" in label else "groups"
+        raise ValueError(f"{label} has no label for {samples_text(missing, samples)}; give every curve a group, or "
+                         f"drop those curves (e.g. ds.dropna('sample', subset=[{name}]))")
+    codes = pd.factorize(pd.Series(arr, dtype=object))[0].astype(np.int64)
+    if codes.max() == 0:
+        raise ValueError(f"{label} puts every curve in one group: leaving it out leaves no curve to fit, so no "
+                         "criterion can choose lambda; give at least two groups, or drop groups=")
+    return codes
 
 
 def tuning_grid(value: Any, default: np.ndarray, name: str) -> np.ndarray | None:
@@ -182,13 +237,13 @@ def combine(kernels: Mapping[str, Kernel], how: str) -> Kernel:
 
 def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widths: np.ndarray | None,
          bs: np.ndarray | None, output_matrix: Any, how: str, lams: np.ndarray, criterion: Criterion,
-         width_default: bool, b_default: bool, notes: list[str]
-         ) -> tuple[TuningResult, RidgePath, dict[str, Kernel], Any]:
+         width_default: bool, b_default: bool, notes: list[str], scorer: Scorer | None = None
+         ) -> tuple[TuningResult, Any, dict[str, Kernel], Any]:
     """Choose the widths of the ``tuned`` Gaussian terms (multiples of their current widths), ``b`` and lambda.
 
-    Returns the tuning table, the chosen candidate's ridge path, the
-    chosen kernels per term and output matrix. Edge notices go through :func:`fdakpl.utils.notices.warn`;
-    a ``b`` at the top of the default grid is a note (``notes``).
+    Returns the tuning table, the chosen candidate's ridge path (what ``scorer`` gives for it, when given: see
+    :func:`fdakpl.tuning.search.search`), the chosen kernels per term and output matrix. Edge notices go through
+    :func:`fdakpl.utils.notices.warn`; a ``b`` at the top of the default grid is a note (``notes``).
     """
     tune_b = output_matrix is None and bs is not None and np.ptp(problem.dictionary.scales_) > 0
     terms = tuned if widths is not None else []
@@ -205,7 +260,7 @@ def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widt
     def output_of(b: float) -> tuple[np.ndarray, bool]:
         return problem.output_matrix(ScaleDecay(b) if tune_b else output_matrix)
 
-    result, path = search(problem, kernel_of, mults, len(terms), output_of, b_grid, lams, criterion, terms)
+    result, path = search(problem, kernel_of, mults, len(terms), output_of, b_grid, lams, criterion, terms, scorer)
     chosen = dict(kernels)
     for t, m in zip(terms, result.multiples, strict=True):
         chosen[t] = Gaussian(m * kernels[t].sigma)  # type: ignore[attr-defined]
@@ -227,9 +282,13 @@ def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widt
     return result, path, chosen, ScaleDecay(result.b) if tune_b else output_matrix
 
 
-def exact_partial_choice(problem: KPLProblem, kernel: Kernel, B: np.ndarray, grid: np.ndarray,
-                         criterion: Criterion, sparse: bool, notes: list[str]) -> tuple[PathCriteria, float, Criterion]:
-    """Lambda of the exact partial ridge by its own exact path (GCV or leave-one-curve-out).
+def exact_partial_choice(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widths: np.ndarray | None,
+                         bs: np.ndarray | None, output_matrix: Any, how: str, grid: np.ndarray, criterion: Criterion,
+                         sparse: bool, notes: list[str]
+                         ) -> tuple[TuningResult, PathCriteria, dict[str, Kernel], Any, Criterion]:
+    """Widths of the ``tuned`` terms, ``b`` and lambda of the exact partial ridge by its own exact criteria (GCV,
+    leave-one-curve-out or leave-one-group-out along its exact path; one ``N x N`` eigendecomposition per
+    candidate), by the search of :func:`tune`.
 
     For sparse responses GCV is replaced by leave-one-curve-out (with a note): GCV leaves out single points
     of curves whose few other points stay in, and on sparsified DTI it undersmoothed (worse than the training
@@ -237,21 +296,26 @@ def exact_partial_choice(problem: KPLProblem, kernel: Kernel, B: np.ndarray, gri
 
     Returns
     -------
+    result : TuningResult
     criteria : PathCriteria
-    lam : float
+        The chosen candidate's criteria along ``grid``.
+    kernels : dict
+        The chosen kernel of every term.
+    output_matrix : Any
+        The chosen output matrix.
     criterion : Criterion
         The criterion used.
     """
-    K = problem.kernel_matrix(kernel)
-    obs = problem.centred
-    phi_points = problem.dictionary.evaluate(obs.location)
-    criteria = exact_partial_path(K, B, phi_points, obs, problem.weights, grid, problem.lam_unit)
     if criterion.key == "gcv" and sparse:
         criterion = LOO()
         notes.append("sparse responses: lambda by exact leave-one-curve-out instead of GCV, which leaves out "
                      "single points and undersmooths (benchmarks/sparse_responses.py)")
-    _, lam = criteria.best("gcv" if criterion.key == "gcv" else "loo")
-    return criteria, lam, criterion
+    groups = criterion.labels if isinstance(criterion, GroupLOO) else None
+    key = {"gcv": "gcv", "group_loo": "group_loo"}.get(criterion.key, "loo")
+    scorer = partial_scorer(problem, grid, key, groups)
+    result, criteria, chosen, out = tune(problem, kernels, tuned, widths, bs, output_matrix, how, grid, criterion,
+                                         width_default=False, b_default=False, notes=notes, scorer=scorer)
+    return result, criteria, chosen, out, criterion
 
 
 def curvature_ratio(loss: Any) -> float:

@@ -443,9 +443,9 @@ def _condition_numbers(est: Any, path: Any, lam: float) -> dict[str, float]:
     """Condition numbers of the fit's linear algebra (2-norm; ``inf`` when singular, NaN when unknown).
 
     ``kernel``: ``cond(K + n lam I)``; ``gram``: ``cond(G)``; ``system``: ``cond(K kron C + n lam u I)`` with
-    ``C = B^{1/2} G B^{1/2}`` and ``u`` the dictionary's unit of lambda (what the fit solves; ``lam u`` is the
-    penalty of the fit, :meth:`fdakpl.dictionaries.Dictionary.lambda_unit`). From the path's eigenvalues when there is one; the other exact solvers
-    decompose ``K`` once here; approximate fits hold no ``n x n`` kernel matrix (NaN).
+    ``C = B^{1/2} G B^{1/2}`` and ``u`` the dictionary's unit of lambda (``lam u`` is the penalty the fit solves
+    with, :meth:`fdakpl.dictionaries.Dictionary.lambda_unit`). From the path's eigenvalues when there is one; the
+    other exact solvers decompose ``K`` once here; approximate fits hold no ``n x n`` kernel matrix (NaN).
     """
     from ..solvers.closed_form import sym_sqrt
 
