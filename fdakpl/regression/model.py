@@ -35,6 +35,7 @@ from ..utils.saved import saved
 from .steps import (
     SPARSE_ATOMS,
     SPARSE_POINTS,
+    atom_candidates,
     combine,
     criterion_of,
     curvature_ratio,
@@ -42,9 +43,11 @@ from .steps import (
     exact_partial_choice,
     group_labels,
     is_sparse,
+    kfold_scorer,
     routing,
     tune,
     tuning_grid,
+    tuning_notices,
 )
 
 __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
@@ -424,25 +427,13 @@ class FunctionalRegression:
         kernel = combine(kernels, self.combine)
         output_matrix = self.output_matrix
         fixed = isinstance(criterion, Fixed)
-        if criterion.key == "cv":
-            est0 = self._estimator(kernel, solver, float(grid[0]), dictionary=dictionary)
-            pg = self._cv_param_grid(kernels)
-            cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,
-                                   random_state=self.random_state, n_jobs=self.n_jobs, progress=self.progress,
-                                   groups=criterion.groups)  # type: ignore[attr-defined]
-            best = cv_result["best_params"]
-            lam = fit["chosen"] = cv_result["best_lam"]
-            est = est0.set_params(**best, lam=lam)
-            self._warn_cv_edges(pg, best, criterion)
-            fit["cv_result"] = cv_result
-            if "dictionary" in best or "loss" in best:  # the problem depends on them
-                problem = refit_problem(square, dictionary=est.dictionary, loss=est.loss)
-                fit["problem"] = problem
-            if "kernel" in best:  # the sigma grid: one combined kernel per candidate
-                kernels = dict(best["kernel"].kernels)
-            return est.fit_problem(problem), kernels, lam, criterion
+        if criterion.key == "cv" and self.param_grid:  # the user's grid, searched as given
+            return self._fit_cv_grid(X, Y, square, dictionary, solver, kernels, criterion, grid, fit)
         partial = solver == "exact_partial" or (solver == "iterative" and sparse)
-        if partial and problem.n_points <= MAX_POINTS:
+        if partial and criterion.key == "cv":  # K-fold CV tunes what the exact partial route's default tunes
+            widths = None if isinstance(self.width_grid, str) else widths
+            bs = None if isinstance(self.b_grid, str) else bs
+        elif partial and problem.n_points <= MAX_POINTS:
             return self._fit_exact_partial(square, problem, dictionary, solver, sparse, kernels, given, widths, bs,
                                            criterion, grid, notes, fit)
         tuned = [t for t in kernels if given[t] is None] if widths is not None else []
@@ -450,16 +441,39 @@ class FunctionalRegression:
         path = None
         lam = float(grid[0])
         if not (fixed and not tuned and not tune_b):
-            # the closed-form square-loss ridge scores every candidate (a stand-in for other losses/solvers); at
-            # a fixed lambda the widths and b are chosen by leave-one-curve-out at that lambda
+            # the closed-form square-loss ridge scores every candidate (a stand-in for other losses/solvers), or
+            # K-fold CV (lam="cv"); at a fixed lambda the widths and b are chosen by leave-one-curve-out at that
+            # lambda; dictionary="auto" on many locations also chooses the number of Fourier atoms
             groups, label = self._group_labels()
             scorer = criterion if not fixed else (LOO() if groups is None else GroupLOO(groups, label))
-            result, path, kernels, output_matrix = tune(
-                square, kernels, tuned, widths, bs, output_matrix, self.combine, grid, scorer,
-                width_default=isinstance(self.width_grid, str), b_default=isinstance(self.b_grid, str), notes=notes)
+            cands = atom_candidates(dictionary, square)
+            problems = [(dictionary, square)] + [(d, refit_problem(square, dictionary=d)) for d in cands[1:]]
+            tried = []
+            for spec, cand in problems:
+                kfold = None if criterion.key != "cv" else kfold_scorer(
+                    self._estimator(kernel, solver, lam, dictionary=spec), X, Y, grid, criterion,  # type: ignore[arg-type]
+                    self.n_jobs, self.progress)
+                tried.append((spec, cand, tune(cand, kernels, tuned, widths, bs, output_matrix, self.combine, grid,
+                                               scorer, width_default=isinstance(self.width_grid, str),
+                                               b_default=isinstance(self.b_grid, str), notes=notes, scorer=kfold,
+                                               say=False)))
+            dictionary, square, (result, path, kernels, output_matrix) = min(tried, key=lambda t: t[2][0].score)
+            tuning_notices(result, widths if tuned else np.array([1.0]), bs if tune_b else None, scorer,
+                           isinstance(self.width_grid, str), isinstance(self.b_grid, str), notes)
+            if len(tried) > 1:
+                shown = ", ".join(f"{c.d} atoms {t[0].score:.4g}" for _, c, t in tried)
+                notes.append(f"dictionary='auto': {square.d} Fourier atoms chosen by {scorer.short} with the widths, b "
+                             f"and lambda ({shown})")
+            problem = square if is_square(make_loss(self.loss)) else refit_problem(square, loss=self.loss)
+            fit["problem"] = problem
             lam = fit["chosen"] = result.lam
             fit["tuning"] = result
-            kernel = path.kernel
+            kernel = combine(kernels, self.combine) if criterion.key == "cv" else path.kernel
+            if criterion.key == "cv":  # the chosen candidate's CV table (b x lambda)
+                fit["cv_result"] = {"scores": path["scores"], "scores_std": path["scores_std"], "lams": grid,
+                                    "best_index": result.index[1:], "best_lam": lam, "n_splits": path["n_splits"]}
+                est = self._estimator(kernel, solver, lam, dictionary=dictionary, output_matrix=output_matrix)
+                return est.fit_problem(problem), kernels, lam, criterion
             if not fixed:
                 fit["criteria"] = path.criteria(grid, groups=groups)
         if solver == "eig":  # square loss (routing): the path tuning chose is the fit
@@ -505,3 +519,25 @@ class FunctionalRegression:
         est = self._estimator(combine(kernels, self.combine), solver, lam, dictionary=dictionary,
                               output_matrix=output_matrix).fit_problem(problem)
         return est, kernels, lam, criterion
+
+    def _fit_cv_grid(self, X: Any, Y: Any, square: Any, dictionary: Any, solver: str, kernels: dict[str, Kernel],
+                     criterion: Criterion, grid: np.ndarray, fit: dict[str, Any]
+                     ) -> tuple[KPLRegressor, dict[str, Kernel], float, Criterion]:
+        """``lam="cv"`` with a ``param_grid``: K-fold CV over exactly the user's grid and ``lam_grid``."""
+        est0 = self._estimator(combine(kernels, self.combine), solver, float(grid[0]), dictionary=dictionary)
+        pg = self._cv_param_grid(kernels)
+        cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,
+                               random_state=self.random_state, n_jobs=self.n_jobs, progress=self.progress,
+                               groups=criterion.groups)  # type: ignore[attr-defined]
+        best = cv_result["best_params"]
+        lam = fit["chosen"] = cv_result["best_lam"]
+        est = est0.set_params(**best, lam=lam)
+        self._warn_cv_edges(pg, best, criterion)
+        fit["cv_result"] = cv_result
+        problem = fit["problem"]
+        if "dictionary" in best or "loss" in best:  # the problem depends on them
+            problem = refit_problem(square, dictionary=est.dictionary, loss=est.loss)
+            fit["problem"] = problem
+        if "kernel" in best:  # the sigma grid: one combined kernel per candidate
+            kernels = dict(best["kernel"].kernels)
+        return est.fit_problem(problem), kernels, lam, criterion

@@ -5,12 +5,13 @@ widths and ``b`` are tried, and the tuning itself, which returns the ridge path 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..data.scaling import median
+from ..dictionaries import Dictionary, Fourier
 from ..kernels import Gaussian, Kernel, Product, ScaleDecay, Sum
 from ..losses import is_square, make_loss
 from ..ridge.path import PathCriteria
@@ -21,13 +22,17 @@ from ..tuning.partial import partial_scorer
 from ..tuning.search import Scorer, TuningResult, search
 from ..utils.notices import warn
 
-__all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "combine", "criterion_of", "curvature_ratio", "default_widths",
-           "exact_partial_choice", "group_labels", "is_sparse", "routing", "tune", "tuning_grid"]
+__all__ = ["AUTO_FOURIER_FREQS", "SPARSE_ATOMS", "SPARSE_POINTS", "atom_candidates", "combine", "criterion_of",
+           "curvature_ratio", "default_widths", "exact_partial_choice", "group_labels", "is_sparse", "kfold_scorer",
+           "routing", "tune", "tuning_grid", "tuning_notices"]
 
 #: responses observed at fewer points per curve (median) than this are "sparse" (the default dictionary's size)
 SPARSE_POINTS = 21
 #: atoms of the default dictionary for sparse responses (a cubic B-spline basis; benchmarks/sparse_responses.py)
 SPARSE_ATOMS = 8
+#: frequencies of the Fourier bases among which ``dictionary="auto"`` chooses on more than 21 response locations
+#: (:func:`atom_candidates`; benchmarks/atoms_and_cv.py)
+AUTO_FOURIER_FREQS = (10, 20, 40)
 
 
 def is_sparse(counts: np.ndarray, n_locations: int) -> bool:
@@ -237,13 +242,14 @@ def combine(kernels: Mapping[str, Kernel], how: str) -> Kernel:
 
 def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widths: np.ndarray | None,
          bs: np.ndarray | None, output_matrix: Any, how: str, lams: np.ndarray, criterion: Criterion,
-         width_default: bool, b_default: bool, notes: list[str], scorer: Scorer | None = None
+         width_default: bool, b_default: bool, notes: list[str], scorer: Scorer | None = None, say: bool = True
          ) -> tuple[TuningResult, Any, dict[str, Kernel], Any]:
     """Choose the widths of the ``tuned`` Gaussian terms (multiples of their current widths), ``b`` and lambda.
 
     Returns the tuning table, the chosen candidate's ridge path (what ``scorer`` gives for it, when given: see
     :func:`fdakpl.tuning.search.search`), the chosen kernels per term and output matrix. Edge notices go through
-    :func:`fdakpl.utils.notices.warn`; a ``b`` at the top of the default grid is a note (``notes``).
+    :func:`fdakpl.utils.notices.warn`; a ``b`` at the top of the default grid is a note (``notes``); with
+    ``say=False`` neither (:func:`tuning_notices` says them for the candidate finally chosen).
     """
     tune_b = output_matrix is None and bs is not None and np.ptp(problem.dictionary.scales_) > 0
     terms = tuned if widths is not None else []
@@ -264,22 +270,81 @@ def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widt
     chosen = dict(kernels)
     for t, m in zip(terms, result.multiples, strict=True):
         chosen[t] = Gaussian(m * kernels[t].sigma)  # type: ignore[attr-defined]
+    if say:
+        tuning_notices(result, mults, b_grid if tune_b else None, criterion, width_default, b_default, notes)
+    return result, path, chosen, ScaleDecay(result.b) if tune_b else output_matrix
+
+
+def tuning_notices(result: TuningResult, mults: np.ndarray, b_grid: np.ndarray | None, criterion: Criterion,
+                   width_default: bool, b_default: bool, notes: list[str]) -> None:
+    """The edge notices of a tuning result (widths and ``b``; ``b_grid`` None when ``b`` was not tuned); a ``b`` at
+    the top of the default grid is a note (``notes``)."""
+    for t, m in zip(result.terms, result.multiples, strict=True):
         msg = edge_notice(f"width multiple (of the median heuristic) of {t!r}", mults, m, criterion,
                           "width_grid=[...], multiples of the median heuristic", natural_low=width_default)
         if msg:
             warn(msg)
-    if tune_b and b_default and result.index[1] == len(b_grid) - 1:
+    if b_grid is None:
+        return
+    if b_default and result.index[1] == len(b_grid) - 1:
         # the default grid's upper end: extending it to b = 4 raised the held-out error on DTI (20/20 splits)
         # and changed nothing on aemet, emotion and poblenou (benchmarks/grid_edges.py), so no warning
         notes.append(f"scale decay b = {result.b:g} chosen by {criterion.name}, the largest of the default grid "
                      f"{list(map(float, b_grid))}; larger b (smoother fitted curves) did not lower the held-out "
                      "error on the benchmark data sets (benchmarks/README.md, 'Grid edges'); b_grid=[...] tries "
                      "others")
-    elif tune_b:
+    else:
         msg = edge_notice("scale decay b", b_grid, result.b, criterion, "b_grid=[...]", natural_low=True)
         if msg:
             warn(msg)
-    return result, path, chosen, ScaleDecay(result.b) if tune_b else output_matrix
+
+
+def atom_candidates(spec: Any, problem: KPLProblem) -> list[Dictionary]:
+    """The dictionaries among which ``dictionary="auto"`` chooses, with the widths, ``b`` and lambda, by the fit's
+    criterion; ``[]`` when there is no choice.
+
+    ``"auto"`` on more than 21 response locations is a Fourier basis; its number of frequencies is chosen among
+    :data:`AUTO_FOURIER_FREQS` (at most one atom per observed location), so that the dictionary can follow steep or
+    peaked curves that 21 atoms cannot (the representation error shown by the summary). Explicit dictionaries,
+    hat functions (one per location already) and sparse responses' B-splines are not changed.
+
+    Examples
+    --------
+    >>> from fdakpl.ridge.problem import prepare_problem
+    >>> p = prepare_problem(np.arange(4.0)[:, None], np.ones((4, 50)), np.linspace(0, 1, 50))
+    >>> [d.n_freqs for d in atom_candidates("auto", p)], atom_candidates("fourier", p)
+    ([10, 20], [])
+    """
+    if not (isinstance(spec, str) and spec == "auto") or not isinstance(problem.dictionary, Fourier):
+        return []
+    obs = problem.obs
+    if obs.grid is not None and obs.grid_index is not None:
+        q = int(np.count_nonzero(np.bincount(obs.grid_index, minlength=obs.grid.size)))
+    else:
+        q = int(np.unique(obs.location).size)
+    freqs = [k for k in AUTO_FOURIER_FREQS if 2 * k + 1 <= q]
+    return [Fourier(k) for k in freqs] if len(freqs) > 1 else []
+
+
+def kfold_scorer(estimator: Any, X: Any, Y: Any, lams: np.ndarray, criterion: KFold, n_jobs: int,
+                 progress: bool | None) -> Scorer:
+    """A scorer for :func:`fdakpl.tuning.search.search`: each candidate kernel and ``B`` by K-fold cross-validation
+    of ``estimator`` (:func:`fdakpl.tuning.kfold.kfold_path`: same folds for every candidate, groups kept in one
+    fold), mean held-out error along ``lams``; the fitted value of a candidate is its CV table."""
+    from sklearn.base import clone
+
+    from ..tuning.kfold import kfold_path
+
+    def score(kernel: Kernel, K: np.ndarray, outputs: list[tuple[np.ndarray, bool]]
+              ) -> Iterator[tuple[np.ndarray, Any]]:
+        est = clone(estimator).set_params(kernel=kernel)
+        res = kfold_path(est, X, Y, lams=lams, param_grid={"output_matrix": [B for B, _ in outputs]},
+                         n_splits=criterion.n_splits, random_state=criterion.random_state, n_jobs=n_jobs,
+                         progress=progress, groups=criterion.groups)
+        for row in res["scores"]:
+            yield row, res
+
+    return score
 
 
 def exact_partial_choice(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widths: np.ndarray | None,
