@@ -30,8 +30,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
-from accuracy import CV_GRID, fit_fdakpl  # noqa: E402
-from accuracy_data import BENCHMARKS, heldout_error  # noqa: E402
+from accuracy import CV_GRID, fit_fdakpl
+from accuracy_data import BENCHMARKS, heldout_error
 
 OUT = Path(__file__).parent / "results" / "atoms_and_cv.json"
 REFERENCE = Path(__file__).parent / "results" / "accuracy.json"

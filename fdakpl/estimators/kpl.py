@@ -85,7 +85,11 @@ class KPLRegressor(FunctionalEstimator):
         average, so ``lambda`` corresponds to scikit-learn's ``KernelRidge(alpha=n * lambda)``: with
         an orthonormal dictionary and ``B = I``, ``dual_coef_`` equals
         ``KernelRidge(alpha=n * lam, kernel="precomputed").fit(K, nu_).dual_coef_`` (``nu_`` the
-        atom coefficients of the responses); see the guide's tuning page for other dictionaries.
+        atom coefficients of the responses). ``lambda`` is measured in the unit of the atoms'
+        norms: the fit's penalty is ``lam * u`` with ``u = trace(G) / d`` the mean squared L2
+        norm of the atoms (:meth:`~fdakpl.dictionaries.Dictionary.lambda_unit`; 1 for orthonormal
+        dictionaries), so a ``lam`` gives the same fit whatever the unit of the response's
+        locations; for other dictionaries ``alpha = n * lam * u`` (see the guide's tuning page).
     center : bool, default True
         Centre the responses with the training mean function (as in the
         paper) and add it back to predictions. With a loss other than the

@@ -79,6 +79,9 @@ class FunctionalRegression:
         private copy of the variables it uses (``model.data``): later edits of ``data`` change nothing.
     dictionary : str or Dictionary, default "auto"
         A :class:`~fdakpl.dictionaries.Dictionary` or a name (``"db3"``, ``"fourier"``, ``"fpca"``, ...).
+        ``"auto"``: hat functions on up to 21 response locations, B-splines for sparse responses, else a
+        Fourier basis whose number of frequencies (10, 20 or 40, at most one atom per location) is chosen
+        with the widths, ``b`` and lambda by the criterion of ``lam``.
     level : int, optional
         Number of decomposition levels of a wavelet dictionary given by name (the ``level`` of
         :class:`~fdakpl.dictionaries.Wavelet`).
@@ -94,19 +97,23 @@ class FunctionalRegression:
         Regularisation, or how to choose it: exact leave-one-curve-out over ``lam_grid``
         (default, closed form on every route), pointwise GCV (leaves out single points; it
         undersmooths when points within a curve are dependent, see the guide's tuning page),
-        K-fold CV (``cv`` folds, over ``lam_grid`` and ``param_grid``), a number, or a grid
+        K-fold CV (``cv`` folds: the widths, ``b``, the atoms and lambda like the default, or exactly
+        ``param_grid`` and ``lam_grid`` when ``param_grid`` is given), a number, or a grid
         (chosen by leave-one-curve-out). ``lambda`` weighs the RKHS norm in
-        ``(1/n) sum_i ||y_i - f(x_i)||^2 + lambda ||f||^2``: the loss is averaged over the ``n``
+        ``(1/n) sum_i ||y_i - f(x_i)||^2 + lambda u ||f||^2``: the loss is averaged over the ``n``
         curves, so ``lambda`` is scikit-learn's ``KernelRidge(alpha=n * lambda)`` (exactly so with
-        an orthonormal dictionary and ``B = I``; see the guide's tuning page).
+        an orthonormal dictionary and ``B = I``; see the guide's tuning page), and ``u`` is the mean
+        squared norm of the atoms (1 for orthonormal dictionaries), so that ``lambda`` does not depend
+        on the unit of the response's locations.
     lam_grid : sequence, optional
         Grid for the criteria (default ``geomspace(1e-8, 1, 21)``).
     width_grid : "auto", sequence of float or None
         Multiples of the median-heuristic width tried for every Gaussian term whose kernel is not
-        given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", or
-        at a fixed lambda by leave-one-curve-out); ``"auto"``:
-        :data:`fdakpl.tuning.search.DEFAULT_WIDTH_MULTIPLES`; ``None``: the median heuristic itself.
-        Not used by ``lam="cv"`` (give ``param_grid={"sigma": [...]}``) nor by ``approx=``.
+        given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", "cv",
+        or at a fixed lambda by leave-one-curve-out); ``"auto"``:
+        :data:`fdakpl.tuning.search.DEFAULT_WIDTH_MULTIPLES` (on the exact partial route of sparse
+        responses: the median heuristic, unless a grid is given); ``None``: the median heuristic
+        itself. Not used by ``approx=``, nor by ``lam="cv"`` with a ``param_grid``.
     b_grid : "auto", sequence of float or None
         Scale decays ``b`` of ``B = diag(b^-scale)`` tried jointly (only when ``output_matrix``
         is not given and the dictionary has atoms at several scales); ``"auto"``:
@@ -140,8 +147,10 @@ class FunctionalRegression:
     groups : str or array-like, optional
         Curves that are not independent, e.g. several curves of one subject: the name of a
         variable of ``data`` (dim ``sample``) or one label per curve. Leave-one-curve-out then
-        leaves out whole groups (exact, closed form) and ``lam="cv"`` keeps each group in one
-        fold; otherwise dependent curves predict each other and the criteria undersmooth.
+        leaves out whole groups (exact, closed form, on every route but ``approx=``) and ``lam="cv"``
+        keeps each group in one fold; otherwise dependent curves predict each other and the criteria
+        undersmooth. Refused with a single group, with curves without a label, with ``lam="gcv"``
+        and with ``approx=``.
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
         :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
@@ -448,7 +457,7 @@ class FunctionalRegression:
             scorer = criterion if not fixed else (LOO() if groups is None else GroupLOO(groups, label))
             cands = atom_candidates(dictionary, square)
             problems = [(dictionary, square)] + [(d, refit_problem(square, dictionary=d)) for d in cands[1:]]
-            tried = []
+            tried, shared = [], {}  # the kernel matrices and their eigendecompositions serve every dictionary
             for spec, cand in problems:
                 kfold = None if criterion.key != "cv" else kfold_scorer(
                     self._estimator(kernel, solver, lam, dictionary=spec), X, Y, grid, criterion,  # type: ignore[arg-type]
@@ -456,7 +465,7 @@ class FunctionalRegression:
                 tried.append((spec, cand, tune(cand, kernels, tuned, widths, bs, output_matrix, self.combine, grid,
                                                scorer, width_default=isinstance(self.width_grid, str),
                                                b_default=isinstance(self.b_grid, str), notes=notes, scorer=kfold,
-                                               say=False)))
+                                               say=False, shared=shared)))
             dictionary, square, (result, path, kernels, output_matrix) = min(tried, key=lambda t: t[2][0].score)
             tuning_notices(result, widths if tuned else np.array([1.0]), bs if tune_b else None, scorer,
                            isinstance(self.width_grid, str), isinstance(self.b_grid, str), notes)

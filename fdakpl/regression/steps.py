@@ -116,9 +116,10 @@ def criterion_of(lam: Any, lam_grid: Any, groups: np.ndarray | None, groups_labe
         if how not in {"gcv", "loo", "cv"}:
             raise ValueError(f"lam must be 'loo', 'gcv', 'cv', a number > 0 or a grid, got {lam!r}")
         grid = DEFAULT_LAMBDAS.copy() if lam_grid is None else check_grid(lam_grid, "lam_grid")
+        who = "groups" if groups_label in {"", "groups"} else f"groups={groups_label!r}"
         if how == "gcv":
             if groups is not None:
-                raise ValueError(f"{groups_label or 'groups'} would be ignored by lam='gcv', which leaves out single "
+                raise ValueError(f"{who} would be ignored by lam='gcv', which leaves out single "
                                  "points; use lam='loo' (leave-one-group-out) or lam='cv' (whole groups in a fold), "
                                  "or drop groups=")
             return GCV(), grid
@@ -126,7 +127,7 @@ def criterion_of(lam: Any, lam_grid: Any, groups: np.ndarray | None, groups_labe
             n_groups = 0 if groups is None else int(np.unique(groups).size)
             if groups is not None and n_groups < n_splits:
                 raise ValueError(f"lam='cv' keeps each group in one fold, so cv={n_splits} folds need at least "
-                                 f"{n_splits} groups; {groups_label or 'groups'} has {n_groups}: lower cv= or use "
+                                 f"{n_splits} groups; {who} has {n_groups}: lower cv= or use "
                                  "lam='loo' (leave-one-group-out)")
             return KFold(n_splits, random_state, groups), grid
         return (LOO() if groups is None else GroupLOO(groups, groups_label)), grid
@@ -182,9 +183,9 @@ def group_labels(values: Any, n: int, label: str, samples: np.ndarray | None = N
         raise ValueError(f"{label} must give one label per curve ({n}), got shape {arr.shape}")
     missing = np.flatnonzero(pd.isna(pd.Series(arr, dtype=object)).to_numpy())
     if missing.size:
-        name = label.split("=", 1)[1] if "=" in label else "groups"
+        how = f" (e.g. ds.dropna('sample', subset=[{label.split('=', 1)[1]}]))" if "=" in label else ""
         raise ValueError(f"{label} has no label for {samples_text(missing, samples)}; give every curve a group, or "
-                         f"drop those curves (e.g. ds.dropna('sample', subset=[{name}]))")
+                         f"drop those curves{how}")
     codes = pd.factorize(pd.Series(arr, dtype=object))[0].astype(np.int64)
     if codes.max() == 0:
         raise ValueError(f"{label} puts every curve in one group: leaving it out leaves no curve to fit, so no "
@@ -242,14 +243,15 @@ def combine(kernels: Mapping[str, Kernel], how: str) -> Kernel:
 
 def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widths: np.ndarray | None,
          bs: np.ndarray | None, output_matrix: Any, how: str, lams: np.ndarray, criterion: Criterion,
-         width_default: bool, b_default: bool, notes: list[str], scorer: Scorer | None = None, say: bool = True
-         ) -> tuple[TuningResult, Any, dict[str, Kernel], Any]:
+         width_default: bool, b_default: bool, notes: list[str], scorer: Scorer | None = None, say: bool = True,
+         shared: dict | None = None) -> tuple[TuningResult, Any, dict[str, Kernel], Any]:
     """Choose the widths of the ``tuned`` Gaussian terms (multiples of their current widths), ``b`` and lambda.
 
     Returns the tuning table, the chosen candidate's ridge path (what ``scorer`` gives for it, when given: see
     :func:`fdakpl.tuning.search.search`), the chosen kernels per term and output matrix. Edge notices go through
     :func:`fdakpl.utils.notices.warn`; a ``b`` at the top of the default grid is a note (``notes``); with
-    ``say=False`` neither (:func:`tuning_notices` says them for the candidate finally chosen).
+    ``say=False`` neither (:func:`tuning_notices` says them for the candidate finally chosen). ``shared`` caches the
+    kernel matrices and their eigendecompositions across problems with the same inputs (see ``search``).
     """
     tune_b = output_matrix is None and bs is not None and np.ptp(problem.dictionary.scales_) > 0
     terms = tuned if widths is not None else []
@@ -266,7 +268,8 @@ def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widt
     def output_of(b: float) -> tuple[np.ndarray, bool]:
         return problem.output_matrix(ScaleDecay(b) if tune_b else output_matrix)
 
-    result, path = search(problem, kernel_of, mults, len(terms), output_of, b_grid, lams, criterion, terms, scorer)
+    result, path = search(problem, kernel_of, mults, len(terms), output_of, b_grid, lams, criterion, terms, scorer,
+                          shared)
     chosen = dict(kernels)
     for t, m in zip(terms, result.multiples, strict=True):
         chosen[t] = Gaussian(m * kernels[t].sigma)  # type: ignore[attr-defined]

@@ -100,7 +100,7 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
            width_grid: Sequence[float], n_terms: int,
            output_of: Callable[[float], tuple[np.ndarray, bool]], b_grid: Sequence[float],
            lams: np.ndarray, criterion: Criterion, terms: Sequence[str] = (),
-           scorer: Scorer | None = None) -> tuple[TuningResult, Any]:
+           scorer: Scorer | None = None, shared: dict | None = None) -> tuple[TuningResult, Any]:
     """Score every candidate on the lambda grid; return the table and the chosen candidate's path.
 
     Parameters
@@ -125,6 +125,9 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
     scorer : callable, optional
         Scores the candidates otherwise than by ``criterion`` on closed-form ridge paths (see :data:`Scorer`);
         the second value returned is then what the scorer gave for the chosen candidate.
+    shared : dict, optional
+        A cache of the kernel matrices and their eigendecompositions by width multiples, shared by searches on
+        problems with the same inputs (dictionaries tried by ``dictionary="auto"``): each is computed once.
 
     Returns
     -------
@@ -156,19 +159,30 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
     def scores_of(mult: tuple[float, ...]) -> np.ndarray:
         if mult in cache:
             return cache[mult]
-        kernel, K = kernel_of(mult)
+        if shared is not None and mult in shared:
+            kernel, K, eig = shared[mult]
+        else:
+            kernel, K = kernel_of(mult)
+            eig = None
         out = np.empty((b_grid.size, lams.size))
-        for j, (scores, path) in enumerate((scorer or path_scorer)(kernel, K, outputs)):
+        held = [eig]
+        scored = path_scorer(kernel, K, outputs, held) if scorer is None else scorer(kernel, K, outputs)
+        for j, (scores, path) in enumerate(scored):
             out[j] = scores
             with np.errstate(invalid="ignore"):
                 low = float(np.min(np.where(np.isfinite(out[j]), out[j], np.inf)))
             if low < best[0] or best[1] is None:
                 best[0], best[1] = low, path
         cache[mult] = out
+        if shared is not None:
+            shared[mult] = (kernel, K, held[0])
         return out
 
-    def path_scorer(kernel: Kernel, K: np.ndarray, outs: list[tuple[np.ndarray, bool]]) -> Iterator[tuple[Any, Any]]:
-        eig = psd_eigh(K, kernel.exact_symmetric())  # one eigendecomposition per width candidate
+    def path_scorer(kernel: Kernel, K: np.ndarray, outs: list[tuple[np.ndarray, bool]],
+                    held: list) -> Iterator[tuple[Any, Any]]:
+        if held[0] is None:
+            held[0] = psd_eigh(K, kernel.exact_symmetric())  # one eigendecomposition per width candidate
+        eig = held[0]
         for B, identity in outs:
             path = RidgePath.fit(problem, kernel, B, identity, K=K, K_eigh=eig)
             yield criterion.path_scores(path, lams), path
