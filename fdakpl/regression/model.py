@@ -483,8 +483,6 @@ class FunctionalRegression:
                                     "best_index": result.index[1:], "best_lam": lam, "n_splits": path["n_splits"]}
                 est = self._estimator(kernel, solver, lam, dictionary=dictionary, output_matrix=output_matrix)
                 return est.fit_problem(problem), kernels, lam, criterion
-            if not fixed:
-                fit["criteria"] = path.criteria(grid, groups=groups)
         if solver == "eig":  # square loss (routing): the path tuning chose is the fit
             est = self._estimator(kernel, "eig" if path is not None else self.solver, lam, dictionary=dictionary,
                                   output_matrix=output_matrix)
