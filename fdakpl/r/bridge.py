@@ -290,7 +290,7 @@ def fit_from_r(
     if isinstance(kwargs.get("kernels"), Mapping):
         kwargs["kernels"] = kernels_by_name(str(formula), ds, kwargs["kernels"],
                                             bool(kwargs.get("interpolate_inputs", False)))
-    return _with_worker_cleanup(lambda: FunctionalRegression(str(formula), data=ds, **kwargs).fit())
+    return _with_worker_cleanup(FunctionalRegression(str(formula), data=ds, **kwargs).fit)
 
 
 def kernels_by_name(formula: str, ds: xr.Dataset, kernels: Mapping[str, Any], interpolate: bool = False

@@ -11,7 +11,7 @@ import numpy as np
 __all__ = ["check_option_keys", "location_grid"]
 
 
-def location_grid(name: str, m: int, spec: Any) -> np.ndarray:
+def location_grid(name: str, m: int, spec: Any, monotone: bool = False) -> np.ndarray:
     """Locations of a curve column with ``m`` values.
 
     Parameters
@@ -23,6 +23,8 @@ def location_grid(name: str, m: int, spec: Any) -> np.ndarray:
     spec : "index", "unit", None or array-like
         ``1..m`` (``"index"`` or None), ``linspace(0, 1, m)`` (``"unit"``) or
         ``m`` strictly increasing locations.
+    monotone : bool
+        Also accept strictly decreasing locations (the R converter keeps columns in R's order).
 
     Returns
     -------
@@ -40,8 +42,10 @@ def location_grid(name: str, m: int, spec: Any) -> np.ndarray:
     grid = np.asarray(spec, dtype=float).ravel()
     if grid.size != m:
         raise ValueError(f"grid for {name!r} has {grid.size} locations but the matrix column has {m} columns")
-    if not np.all(np.isfinite(grid)) or (grid.size > 1 and np.any(np.diff(grid) <= 0)):
-        raise ValueError(f"grid for {name!r} must be strictly increasing finite numbers")
+    steps = np.diff(grid)
+    if not np.all(np.isfinite(grid)) or not (np.all(steps > 0) or (monotone and np.all(steps < 0))):
+        raise ValueError(f"grid for {name!r} must be strictly increasing{' (or decreasing)' if monotone else ''} "
+                         "finite numbers")
     return grid
 
 
