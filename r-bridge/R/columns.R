@@ -227,13 +227,14 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
                 what, paste(detail, collapse = "; "),
                 if (gaps) ", or fill the gaps of input curves with interpolate_inputs = TRUE" else "")
   }
-  out_rows <- keep  # the rows of the result (predictions: NA rows for the missing ones under na.pass, na.exclude)
+  out_rows <- keep  # the rows of the result (predictions: NA rows for the missing ones under na.pass)
   if (length(dropped) && na_action %in% c("na.omit", "na.exclude")) {
-    # positions within the subset, as lm()'s na.action (naresid() pads within the rows of the subset)
+    # positions within the subset, as lm()'s na.action (naresid() pads within the rows of the subset); new
+    # data drop these rows under both, as predict.lm() does
     omitted <- structure(match(dropped, keep), names = labels[dropped],
                          class = if (na_action == "na.omit") "omit" else "exclude")
-    if (!predicting || na_action == "na.omit") out_rows <- setdiff(keep, dropped)
     keep <- setdiff(keep, dropped)
+    out_rows <- keep
   } else if (length(dropped) && predicting) {
     keep <- setdiff(keep, dropped)  # na.pass when predicting: NA predictions, nothing sent to Python
   }
@@ -264,7 +265,7 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
 # backquotes (how list(`my cca` = ...) names it). NA when none.
 term_label <- function(name, labels) {
   hit <- match(name, labels)
-  if (is.na(hit)) hit <- match(name, gsub("`", "", labels, fixed = TRUE))
+  if (is.na(hit)) hit <- match(gsub("`", "", name, fixed = TRUE), gsub("`", "", labels, fixed = TRUE))
   if (is.na(hit)) NA_character_ else labels[[hit]]
 }
 

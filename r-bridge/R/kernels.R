@@ -53,11 +53,11 @@ python_kernel <- function(k) {
 kpl_approx <- function(type = c("nystroem", "random_features"), n_components = NULL,
                        landmarks = c("uniform", "kmeans"), random_state = 0L) {
   type <- check_string(type[1L], "type", c("nystroem", "random_features"))
-  n_components <- check_count(n_components, "n_components", min = 1, null_ok = TRUE)
-  landmarks <- check_string(landmarks[1L], "landmarks", c("uniform", "kmeans"))
   if (type == "random_features" && !missing(landmarks)) {
     input_error("`landmarks` is for type = \"nystroem\"; random features draw frequencies, not landmarks", call = NULL)
   }
+  n_components <- check_count(n_components, "n_components", min = 1, null_ok = TRUE)
+  landmarks <- check_string(landmarks[1L], "landmarks", c("uniform", "kmeans"))
   random_state <- check_count(random_state, "random_state", null_ok = TRUE)
   structure(list(type = type, n_components = n_components, landmarks = landmarks, random_state = random_state),
             class = "kpl_approx")

@@ -36,9 +36,12 @@ refuse_predict_args <- function(dots) {
 }
 
 # The fraction of the training curves that calibrates prediction bands at `level`: `calibration`, or
-# by default 30% of them, raised to the fewest curves whose conformal quantile is finite. Errors in
-# R's words when no split of the n curves gives a finite band.
-band_calibration <- function(calibration, level, n) {
+# by default 30% of them, raised when that is too few for a finite band: the conformal quantile at
+# a location needs `need` calibration curves observed there, so the default takes enough curves for
+# `need` of them at the least observed location (on average over the random split), leaving at
+# least 2 to refit. Errors in R's words when no split of the n curves gives a finite band.
+band_calibration <- function(calibration, level, observed) {
+  n <- nrow(observed)
   need <- ceiling(level / (1 - level) - 1e-12)  # a finite conformal quantile needs n_cal >= need
   max_level <- function(k) floor(1e4 * k / (k + 1)) / 1e4
   if (need > n - 2L) {
@@ -46,8 +49,10 @@ band_calibration <- function(calibration, level, n) {
                 level, need, n, format(max_level(n - 2L)), call = NULL)
   }
   if (is.null(calibration)) {
-    if (round(0.3 * n) >= max(need, 2L)) return(0.3)
-    return(max(need, 2L) / n)
+    seen <- colMeans(!is.na(observed))
+    k <- min(n - 2L, max(need, 2L, ceiling(need / min(seen[seen > 0]))))
+    if (round(0.3 * n) >= k) return(0.3)
+    return(k / n)
   }
   calibration <- check_numbers(calibration, "calibration", positive = TRUE, len = 1L)
   k <- round(calibration * n)
@@ -97,7 +102,7 @@ predict.kpl <- function(object, newdata = NULL, at = NULL, interval = c("none", 
   py <- python_model(object, "predict()")
   context <- list(names = names_context(object$spec, object$kinds, object$ncols))
   bands <- if (interval == "prediction") {
-    list(level = level, kind = band, calibration = band_calibration(calibration, level, object$n))
+    list(level = level, kind = band, calibration = band_calibration(calibration, level, object$observed))
   } else {
     list()
   }
