@@ -27,9 +27,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _results import write_results
 from threadpoolctl import threadpool_limits
 
-from _results import write_results
 from fdakpl import FunctionalRegression, datasets
 
 HERE = Path(__file__).parent

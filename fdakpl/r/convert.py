@@ -55,7 +55,14 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE
-from .columns import check_option_keys, location_grid
+from .columns import (
+    check_matrix_names,
+    check_names,
+    check_option_keys,
+    location_grid,
+    na_level_label,
+    numeric_names,
+)
 
 __all__ = [
     "INSTALL_HINT",
@@ -214,67 +221,7 @@ def _kept_attributes(x: Any, name: str) -> dict[str, str]:
     return kept
 
 
-def _check_names(names: list[str]) -> None:
-    """Refuse names that would collide in the Dataset."""
-    for i, name in enumerate(names):
-        if not name:
-            raise ValueError(f"column {i + 1} has an empty name; give every column a name in R")
-        if names.count(name) > 1:
-            raise ValueError(f"{names.count(name)} columns are named {name!r}; make the names unique in R, "
-                             "e.g. names(df) <- make.unique(names(df))")
-    if SAMPLE in names:
-        raise ValueError(f"a column is named {SAMPLE!r}, the name of the sample dim; rename it in R")
-    if "r_row_name" in names:
-        raise ValueError("a column is named 'r_row_name', the coordinate that keeps the row names; rename it in R")
-
-
-def _check_matrix_names(names: list[str], matrices: list[str]) -> None:
-    for m in matrices:
-        for suffix in ("_loc", "_colname", "_rowname"):
-            if m + suffix in names:
-                raise ValueError(
-                    f"column {m + suffix!r} has the name of a coordinate made for the matrix column {m!r}; "
-                    "rename it in R"
-                )
-
-
 # --------------------------------------------------------------------------- R -> Python
-
-
-def na_level_label(levels: list[str]) -> str:
-    """The label of a factor's NA level (R's ``addNA()``): ``"NA"``, unless a real level is so called
-    (North America), then ``"<NA>"`` (as R prints it), made unique. The R package labels it alike.
-
-    Examples
-    --------
-    >>> na_level_label(["a", "b"]), na_level_label(["Europe", "NA"])
-    ('NA', '<NA>')
-    """
-    label = "NA"
-    while label in levels:
-        label = "<NA>" if label == "NA" else label + "'"
-    return label
-
-
-def numeric_names(colnames: list[str] | None, name: str) -> Any:
-    """The locations that a matrix column's names give when they are all numbers and strictly
-    monotone, else ``"index"`` (the rule of the R package's ``kpl()``: irregular times, wavenumbers).
-
-    Examples
-    --------
-    >>> numeric_names(["0.5", "2", "2.25"], "y"), numeric_names(["t1", "t2"], "y")
-    ([0.5, 2.0, 2.25], 'index')
-    """
-    if colnames is None:
-        return "index"
-    try:
-        values = [float(v) for v in colnames]
-    except ValueError:
-        return "index"
-    steps = np.diff(values)
-    if not all(np.isfinite(values)) or not (np.all(steps > 0) or np.all(steps < 0)):
-        return "index"
-    return values
 
 
 def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, Any]]]:
@@ -317,10 +264,8 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
                    if cls == ["list"] else "")
             raise TypeError(f"expected an R data.frame, got an R object of class {'/'.join(cls)}{fix}")
         raw_names = _strings(_rfun("names")(df)) if int(_rfun("length")(df)[0]) else []
-        if None in raw_names:
-            raise ValueError(f"column {raw_names.index(None) + 1} has an NA name; give every column a name in R")
+        check_names(raw_names)
         names = [str(v) for v in raw_names]
-        _check_names(names)
         n = int(_rfun("nrow")(df)[0])
         columns: dict[str, Any] = {}
         info: dict[str, dict[str, Any]] = {}
@@ -395,7 +340,7 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
         integer = str(r_eval("function(d) typeof(attr(d, 'row.names'))")(df)[0]) == "integer"
         kind = "automatic" if automatic else ("integer" if integer else "names")
         info[""] = {"r_row_names": kind, "row_names": row_names}
-    _check_matrix_names(names, [k for k, v in info.items() if v.get("matrix")])
+    check_matrix_names(names, [k for k, v in info.items() if v.get("matrix")])
     return columns, labels, info
 
 
@@ -620,7 +565,8 @@ def xarray_to_r(ds: xr.Dataset) -> Any:
                 if dimnames is not ro.NULL and dn_names is not None:
                     dn_names = [str(v) for v in np.atleast_1d(dn_names)]
                     if len(dn_names) != 2:
-                        raise ValueError(f"variable {name!r}: attrs['r_dimnames_names'] must hold 2 names, got {dn_names}")
+                        raise ValueError(f"variable {name!r}: attrs['r_dimnames_names'] must hold 2 names, "
+                                         f"got {dn_names}")
                     dimnames = _rfun("structure")(dimnames, names=ro.StrVector(dn_names))
                 vec = _rfun("structure")(vec, dim=ro.IntVector([n, da.sizes[loc]]), dimnames=dimnames)
                 cls = _classes_attr(da)
