@@ -67,9 +67,10 @@ def check_option_keys(option: str, given: Any, allowed: Mapping[str, str], want:
                          "(check the spelling)")
 
 
-def na_level_label(levels: list[str]) -> str:
-    """The label of a factor's NA level (R's ``addNA()``): ``"NA"``, unless a real level is so called
-    (North America), then ``"<NA>"`` (as R prints it), made unique. The R package labels it alike.
+def na_level_label(taken: list[str]) -> str:
+    """The label of a factor's NA level (R's ``addNA()``) among its other levels ``taken``: ``"NA"``,
+    unless a real level is so called (North America), then ``"<NA>"`` (as R prints it), made unique.
+    The R package labels it alike.
 
     Examples
     --------
@@ -77,7 +78,7 @@ def na_level_label(levels: list[str]) -> str:
     ('NA', '<NA>')
     """
     label = "NA"
-    while label in levels:
+    while label in taken:
         label = "<NA>" if label == "NA" else label + "'"
     return label
 
