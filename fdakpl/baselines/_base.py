@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.spatial.distance import cdist
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import Observations, interpolate_missing, quadrature_weights
@@ -27,34 +26,7 @@ from ..data.validation import check_int, check_number
 from ..estimators.base import FIT_PARAMETERS_DOC, PREDICT_RETURNS_DOC, FunctionalEstimator
 from ..utils.docstrings import fill_doc
 
-__all__ = ["FunctionalBaseline", "GridRidgeBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
-
-
-def squared_distances(Xa: Any, Xb: Any, weights: Any) -> np.ndarray:
-    """Squared (L2 for curves, Euclidean for vectors) distances between two sets of prepared inputs.
-
-    ``Xa``, ``Xb`` and ``weights`` come from
-    :func:`~fdakpl.data.preprocessing.prepare_inputs`; for a mapping of terms the
-    squared distances of the terms are added.
-
-    Examples
-    --------
-    >>> squared_distances(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]), None)
-    array([[25.]])
-    """
-    if isinstance(Xa, dict):
-        out = None
-        for term, va in Xa.items():
-            d = squared_distances(va, Xb[term], (weights or {}).get(term))
-            out = d if out is None else out + d
-        assert out is not None
-        return out
-    A = np.asarray(Xa, dtype=float).reshape(len(Xa), -1)
-    B = np.asarray(Xb, dtype=float).reshape(len(Xb), -1)
-    if weights is not None:
-        sw = np.sqrt(np.asarray(weights, dtype=float).reshape(-1))
-        A, B = A * sw, B * sw
-    return cdist(A, B, "sqeuclidean")
+__all__ = ["FunctionalBaseline", "GridRidgeBaseline", "curve_inputs", "responses_on_grid"]
 
 
 def curve_inputs(Xv: Any, Xw: Any, spec: InputSpec,

@@ -13,7 +13,7 @@
   whole lambda path.
 
 :func:`kfold_labelled` is the bridge from an estimator and labelled data (what
-:func:`fdakpl.tuning.selection.kfold_path` receives) to :func:`kfold_grid`: it prepares the inputs and responses once,
+:func:`fdakpl.tuning.kfold.kfold_path` receives) to :func:`kfold_grid`: it prepares the inputs and responses once,
 computes one kernel matrix per distinct kernel of the grid, and returns None when the grid or the data need
 the generic per-fold fits (another solver or loss, irregular responses, other parameters).
 """
