@@ -521,10 +521,10 @@ def test_27_19_no_numpy_warning_for_a_location_no_curve_observes():
 
 def test_27_2_laplace_without_sigma_takes_the_median_heuristic_width():
     ds = datasets.dti_first_visits()
-    from fdakpl.formula.terms import default_kernels, parse_formula
+    from fdakpl import FunctionalRegression
     from fdakpl.kernels import Laplace
 
-    width = default_kernels(parse_formula("rcst ~ cca", ds), ds, True)["cca"].sigma
+    width = FunctionalRegression("rcst ~ cca", ds, interpolate_inputs=True).default_kernels()["cca"].sigma
     k = rbridge.kernels_by_name("rcst ~ cca", ds, {"cca": "laplace"}, interpolate=True)["cca"]
     assert isinstance(k, Laplace) and k.sigma == width
     with pytest.raises(ValueError, match="other than 'laplace'"):

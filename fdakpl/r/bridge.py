@@ -309,13 +309,13 @@ def kernels_by_name(formula: str, ds: xr.Dataset, kernels: Mapping[str, Any], in
     """
     if not any(isinstance(k, str) for k in kernels.values()):
         return dict(kernels)
-    from ..formula.terms import default_kernels, parse_formula
     from ..kernels import Laplace
+    from ..regression.model import FunctionalRegression
 
     bad = sorted(str(t) for t, k in kernels.items() if isinstance(k, str) and k != "laplace")
     if bad:
         raise ValueError(f"kernels for {bad} are given by a name other than 'laplace'; give kernel objects")
-    widths = default_kernels(parse_formula(formula, ds), ds, interpolate)
+    widths = FunctionalRegression(formula, ds, interpolate_inputs=interpolate).default_kernels()
     return {t: Laplace(widths[t].sigma) if isinstance(k, str) else k for t, k in kernels.items()}
 
 

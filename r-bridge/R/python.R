@@ -252,7 +252,9 @@ r_words <- function(msg, context = NULL) {
 
 r_syntax <- list(
   # how to change a grid or an argument, as kpl() takes it
-  c("lam=np\\.geomspace\\(\\.\\.\\.\\)", "LAMBDA_GRID = 10^seq(...)"),
+  c("(lam|lam_grid)=np\\.geomspace\\(\\.\\.\\.\\)", "LAMBDA_GRID = 10^seq(...)"),
+  c("\\b([a-z_]+)=np\\.geomspace\\(([^,()]+), ([^,()]+), ([^,()]+)\\)",
+    "\\1 = exp(seq(log(\\2), log(\\3), length.out = \\4))"),
   c("param_grid=\\{'([A-Za-z_]+)': \\[\\.\\.\\.\\]\\}", "param_grid = list(\\1 = c(...))"),
   c("kernels=\\{'([^']+)': ([A-Za-z]+)\\(\\)\\}", "kernel = list(\\1 = KERNEL<\\2>)"),
   c("kind='simultaneous'", "band = \"simultaneous\""),

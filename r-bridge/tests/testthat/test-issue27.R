@@ -452,6 +452,10 @@ test_that("27.19 no Python syntax reaches the R user", {
   expect_identical(fdakpl:::r_words("pass domain=(lo, hi) to the dictionary"), "pass domain = c(lo, hi) to the dictionary")
   expect_identical(fdakpl:::r_words("Fourier.__init__() got an unexpected keyword argument 'level'"),
                    "the Fourier constructor does not take `level`")
+  expect_identical(fdakpl:::r_words("extend the grid (lam_grid=np.geomspace(...))", list(lambda_grid = "lambda")),
+                   "extend the grid (lambda = 10^seq(...))")
+  expect_identical(fdakpl:::r_words("e.g. lam_grid=np.geomspace(1e-8, 1, 21)"),
+                   "e.g. lam_grid = exp(seq(log(1e-8), log(1), length.out = 21))")
   expect_identical(fdakpl:::r_words("use kind='simultaneous' or a larger alpha"),
                    "use band = \"simultaneous\" or a larger alpha")
   expect_identical(fdakpl:::r_words("n_components=300 exceeds n=54; (interpolate_inputs=True), param_grid={'sigma': [...]}"),
