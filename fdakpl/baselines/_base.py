@@ -22,7 +22,7 @@ from ..data.preprocessing import (
     MeanFunction,
     prepare_inputs,
 )
-from ..data.validation import check_int, check_number
+from ..data.validation import check_grid, check_int, check_number
 from ..estimators.base import FIT_PARAMETERS_DOC, PREDICT_RETURNS_DOC, FunctionalEstimator
 from ..utils.docstrings import fill_doc
 
@@ -194,9 +194,7 @@ class FunctionalBaseline(FunctionalEstimator):
         (2, 3, 10)
         """
         Xv, Xw, _ = self._inputs(X)
-        lams = np.atleast_1d(np.asarray(lams, dtype=float))
-        if lams.ndim != 1 or not np.all(np.isfinite(lams)) or np.any(lams <= 0):
-            raise ValueError("lams must be a 1-d array of finite numbers > 0")
+        lams = check_grid(lams, "lams", sort=False)
         theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
         out = self._centered_path(Xv, Xw, theta, lams)
         if self.mean_ is not None:

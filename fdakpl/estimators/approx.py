@@ -58,7 +58,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
-from ..data.validation import check_lam
+from ..data.validation import check_grid, check_lam
 from ..dictionaries import (
     Dictionary,
     Fourier,  # noqa: F401  (the examples in the docstrings use it)
@@ -211,10 +211,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         if np.ndim(lam) == 0:
             check_lam(lam)
             return None
-        lams = np.asarray(lam, dtype=float).ravel()
-        if lams.size == 0 or not np.all(np.isfinite(lams)) or np.any(lams <= 0):
-            raise ValueError(f"lam candidates must be finite numbers > 0, got {lam!r}")
-        return lams
+        return check_grid(np.ravel(lam), "lam", sort=False)
 
     def _criterion(self) -> str:
         crit = self.lam if isinstance(self.lam, str) else self.criterion

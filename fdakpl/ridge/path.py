@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.validation import check_grid
 from ..kernels import Kernel
 from ..solvers.closed_form import RidgeDecomposition, decompose, ridge_coef, sym_sqrt
 from ..utils.saved import saved
@@ -238,7 +239,4 @@ class RidgePath:
 
 
 def _lams(lams: Any) -> np.ndarray:
-    out = np.atleast_1d(np.asarray(lams, dtype=float))
-    if out.ndim != 1 or out.size == 0 or np.any(~np.isfinite(out)) or np.any(out <= 0):
-        raise ValueError("every lambda of the grid must be a finite number > 0")
-    return out
+    return check_grid(lams, "lams", sort=False)

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..data.validation import check_grid
 from ..ridge.path import RidgePath
 from ..utils.saved import saved
 
@@ -195,42 +196,6 @@ class Fixed(Criterion):
     @property
     def name(self) -> str:
         return "fixed"
-
-
-def check_grid(values: Any, name: str, example: str = "np.geomspace(1e-8, 1, 21)") -> np.ndarray:
-    """A tuning grid: a non-empty 1-d sequence of finite numbers > 0, returned sorted without repeats.
-
-    Parameters
-    ----------
-    values : array-like
-    name : str
-        The parameter (named in the message).
-    example : str
-        A valid value to show in the message.
-
-    Examples
-    --------
-    >>> check_grid([1.0, 1e-3, 1.0], "lam_grid")
-    array([0.001, 1.   ])
-    >>> check_grid([1.0, -1.0], "lam_grid")
-    Traceback (most recent call last):
-    ...
-    ValueError: lam_grid must hold finite numbers > 0, got -1.0; e.g. lam_grid=np.geomspace(1e-8, 1, 21)
-    """
-    if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be a list of numbers > 0, got {values!r}; e.g. {name}={example}")
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a list of numbers > 0, got {values!r}; e.g. {name}={example}") from None
-    arr = np.atleast_1d(arr)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d list of numbers > 0, got shape {np.shape(values)}; "
-                         f"e.g. {name}={example}")
-    bad = arr[~(np.isfinite(arr) & (arr > 0))]
-    if bad.size:
-        raise ValueError(f"{name} must hold finite numbers > 0, got {bad[0]}; e.g. {name}={example}")
-    return np.unique(arr)
 
 
 def edge_notice(name: str, grid: np.ndarray, value: float, criterion: Criterion, fix: str,

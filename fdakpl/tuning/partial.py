@@ -24,6 +24,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..data.functional import Observations
+from ..data.validation import check_grid
 from ..ridge.path import PathCriteria
 
 __all__ = ["MAX_POINTS", "exact_partial_path"]
@@ -68,9 +69,7 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
     >>> bool(np.isclose(crit.train_mse[0], np.sum(w * r**2) / 3))
     True
     """
-    lams = np.asarray(list(lams), dtype=float)
-    if np.any(~np.isfinite(lams)) or np.any(lams <= 0):
-        raise ValueError("every lambda of the grid must be a finite number > 0")
+    lams = check_grid(list(lams), "lams", sort=False)
     idx = np.asarray(obs.index, dtype=np.intp)
     if np.any(np.diff(idx) < 0):
         raise ValueError("obs.index must be sorted by curve")
