@@ -310,7 +310,7 @@ def test_bad_input(rng):
         ApproxKPLRegressor(approx=Nystroem(5), lam="best").fit(X, Y)
     with pytest.raises(ValueError, match="criterion must be 'loo' or 'gcv'"):
         ApproxKPLRegressor(approx=Nystroem(5), lam=[1e-3, 1e-2], criterion="aic").fit(X, Y)
-    with pytest.raises(ValueError, match=r"lam must hold finite numbers > 0, got -1.0"):
+    with pytest.raises(ValueError, match=r"lam must hold finite numbers > 0, got -1\.0"):
         ApproxKPLRegressor(approx=Nystroem(5), lam=[1e-3, -1.0]).fit(X, Y)
     with pytest.raises(ValueError, match="chunk_size must be an integer >= 1"):
         ApproxKPLRegressor(approx=Nystroem(5), chunk_size=0).fit(X, Y)

@@ -430,3 +430,102 @@ def test_r_na_bits_become_a_quiet_nan():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _ = ds.y.values - 1.0  # no "invalid value encountered in subtract"
+
+
+# --------------------------------------------------------------------------- issue 27 (R, round 3)
+
+
+def test_27_5_numeric_column_names_are_the_grid_as_in_kpl():
+    # the R package's kpl() reads numeric column names as the locations; the converter reads them alike,
+    # so the same data.frame gives the same Dataset (and fit) through both bridges
+    df = r_eval("""local({
+      d <- data.frame(id = 1:4)
+      d$y <- matrix(1:12, 4, dimnames = list(NULL, c("0.5", "2", "2.25")))
+      d$w <- matrix(1:8, 4, dimnames = list(NULL, c("1000", "400")))  # wavenumbers, decreasing
+      d$z <- matrix(1:8, 4, dimnames = list(NULL, c("t1", "t2")))
+      d})""")
+    ds = r.r_to_xarray(df)
+    np.testing.assert_array_equal(ds.y_loc.values, [0.5, 2.0, 2.25])
+    np.testing.assert_array_equal(ds.w_loc.values, [1000.0, 400.0])  # R's column order is kept
+    np.testing.assert_array_equal(ds.z_loc.values, [1.0, 2.0])  # not numbers: the column index
+    reticulate_side = rbridge.dataset_from_columns({"y": ds.y.values}, grids={"y": [0.5, 2.0, 2.25]})
+    np.testing.assert_array_equal(reticulate_side.y_loc.values, ds.y_loc.values)
+    assert r_identical(r.xarray_to_r(ds), df)
+    np.testing.assert_array_equal(r.r_to_xarray(df, grids="index").y_loc.values, [1.0, 2.0, 3.0])
+
+
+def test_27_12_add_na_factors_and_lists_convert_or_say_how():
+    df = r_eval('data.frame(region = addNA(factor(c("Europe", "NA", NA, "Europe"))))')
+    ds = r.r_to_xarray(df)
+    # the real level "NA" (North America) and the missing-region level stay apart
+    assert ds.region.attrs["levels"] == ["Europe", "NA", "<NA>"] and ds.region.attrs["r_na_level"] == "<NA>"
+    assert list(ds.region.values) == ["Europe", "NA", "<NA>", "Europe"]
+    assert r_identical(r.xarray_to_r(ds), df)
+    plain = r.r_to_xarray('data.frame(f = addNA(factor(c("a", NA))))')
+    assert plain.f.attrs["levels"] == ["a", "NA"]
+    with pytest.raises(TypeError, match=r"got an R object of class list \(a named list .* data\.frame\(lapply"):
+        r.r_to_xarray("list(a = 1:2, m = matrix(1:4, 2))")
+
+
+def test_27_23_na_names_are_refused_not_made_strings():
+    with pytest.raises(ValueError, match="matrix column 'm' has NA column names"):
+        r.r_to_xarray('local({d <- data.frame(a = 1:2); d$m <- matrix(1:4, 2, dimnames = list(NULL, c("u", NA))); d})')
+    with pytest.raises(ValueError, match="column 2 has an NA name"):
+        r.r_to_xarray("structure(list(a = 1:2, b = 3:4), names = c('a', NA), class = 'data.frame', "
+                      "row.names = c(NA, -2L))")
+
+
+def test_27_24_rows_of_automatic_row_names_keep_their_numbers():
+    df = r_eval("data.frame(x = c(10, 20, 30, 40, 50, 60))")
+    ds = r.r_to_xarray(df)
+    sub = ds.isel(sample=[5, 2])
+    ro.globalenv["sub_"] = r.xarray_to_r(sub)
+    ro.globalenv["df_"] = df
+    assert r_identical(ro.globalenv["sub_"], r_eval("df_[c(6, 3), , drop = FALSE]"))
+    assert list(r_eval("rownames(sub_)")) == ["6", "3"]
+    assert r_identical(r.xarray_to_r(ds), df)  # all rows in order: automatic row names again
+    # DTI's curves are labelled by the matrices' row names; a subset keeps R's row numbers too
+    dti = r_eval(R_DTI)
+    back = r.xarray_to_r(r.r_to_xarray(dti).isel(sample=[4, 0]))
+    ro.globalenv["back_"], ro.globalenv["dti_"] = back, dti
+    assert r_identical(back, r_eval("dti_[c(5, 1), ]"))
+
+
+def test_27_25_xarray_to_r_refuses_what_r_cannot_hold_and_keeps_dimnames_names():
+    fac = xr.Dataset({"f": ("sample", np.array(["a", "b"]), {"levels": ["a", "b", "a"]})})
+    with pytest.raises(ValueError, match=r"factor 'f' has duplicated levels \['a'\]"):
+        r.xarray_to_r(fac)
+    two = xr.Dataset({"x": ("sample", [1.0, 2.0]), "x_": ("sample", [3.0, 4.0], {"r_name": "x"})})
+    with pytest.raises(ValueError, match="several variables become the R column 'x'"):
+        r.xarray_to_r(two)
+    df = r_eval("""local({d <- data.frame(a = 1:2)
+      d$m <- matrix(1:4, 2, dimnames = list(id = c("p", "q"), t = c("t1", "t2"))); d})""")
+    assert r_identical(r.xarray_to_r(r.r_to_xarray(df)), df)
+
+
+def test_27_19_no_numpy_warning_for_a_location_no_curve_observes():
+    import warnings
+
+    ds = datasets.dti_first_visits()
+    y = ds.rcst.values.copy()
+    y[:, 0] = np.nan  # the first location of the response is never observed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # "Mean of empty slice" reached R as a warning
+        res = rbridge.fit_from_r("rcst ~ cca", {"cca": ds.cca.values, "rcst": y}, lam=1e-2,
+                                 interpolate_inputs=True, progress=False)
+        out = rbridge.results_for_r(res)
+        r2 = res.r2_pointwise.values
+    assert np.isnan(r2[0]) and np.all(np.isfinite(r2[1:]))
+    assert "Training MSE" in out["summary"]
+
+
+def test_27_2_laplace_without_sigma_takes_the_median_heuristic_width():
+    ds = datasets.dti_first_visits()
+    from fdakpl import FunctionalRegression
+    from fdakpl.kernels import Laplace
+
+    width = FunctionalRegression("rcst ~ cca", ds, interpolate_inputs=True).default_kernels()["cca"].sigma
+    k = rbridge.kernels_by_name("rcst ~ cca", ds, {"cca": "laplace"}, interpolate=True)["cca"]
+    assert isinstance(k, Laplace) and k.sigma == width
+    with pytest.raises(ValueError, match="other than 'laplace'"):
+        rbridge.kernels_by_name("rcst ~ cca", ds, {"cca": "gaussian"}, interpolate=True)

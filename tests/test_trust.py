@@ -227,6 +227,19 @@ def test_bands_that_would_be_infinite_are_refused():
     assert np.isfinite(lo.values).all() and np.isfinite(hi.values).all()
 
 
+def test_the_advice_for_infinite_bands_is_enough():
+    """Issue 27.8: the bounds the message advises give a finite band (rounded up, never down to the value refused)."""
+    ds = make_data()
+    res = fit(ds)
+    with pytest.raises(ValueError, match=r"raise calibration \(at least 0\.75, at most 0\.83 here\) or alpha "
+                                         r"\(at least 0\.143 with 6 calibration curves\)"):
+        res.prediction_bands(ds.isel(sample=[0]), alpha=0.1, calibration=0.5)
+    lo, hi, _ = res.prediction_bands(ds.isel(sample=[0]), alpha=0.143, calibration=0.5)  # the advised alpha works
+    assert np.isfinite(lo.values).all() and np.isfinite(hi.values).all()
+    lo, hi, _ = res.prediction_bands(ds.isel(sample=[0]), alpha=0.1, calibration=0.75)  # the advised calibration
+    assert np.isfinite(lo.values).all() and np.isfinite(hi.values).all()
+
+
 # ----------------------------------------------------------------------------- the model's own copy of its data
 @pytest.mark.filterwarnings("ignore:the LOO-chosen lambda")
 def test_editing_the_users_data_after_construction_changes_nothing():

@@ -212,7 +212,7 @@ def load_dti(source: str = "auto") -> xr.Dataset:
     return _load_with_rdata(path)
 
 
-def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
+def load_refund(name: str, grids: Any = "auto") -> xr.Dataset:
     """Load one of refund's data sets through R (rpy2) as an xarray.Dataset.
 
     Data frames convert with :func:`fdakpl.r.convert.r_to_xarray` (matrix columns,
@@ -225,8 +225,9 @@ def load_refund(name: str, grids: Any = "index") -> xr.Dataset:
     ----------
     name : str
         A data set of refund, e.g. ``"gasoline"``, ``"DTI2"``, ``"cd4"``.
-    grids : "index", "unit" or dict
-        Locations of matrix columns (see :func:`fdakpl.r.convert.r_to_xarray`).
+    grids : "auto", "index", "unit" or dict
+        Locations of matrix columns (see :func:`fdakpl.r.convert.r_to_xarray`; ``"auto"``: numeric
+        column names, else the column index).
 
     Returns
     -------

@@ -30,8 +30,10 @@ from .columns import check_option_keys, location_grid
 
 __all__ = [
     "WarningRecorder",
+    "at_r_exit",
     "dataset_from_columns",
     "fit_from_r",
+    "kernels_by_name",
     "predict_from_r",
     "results_for_r",
     "shutdown_workers",
@@ -78,7 +80,7 @@ class WarningRecorder:
         return out
 
 
-def shutdown_workers() -> bool:
+def shutdown_workers(kill: bool = False) -> bool:
     """Shut down joblib's reusable pool of worker processes, if one was started.
 
     A cross-validated fit (``lam="cv"``, ``n_jobs > 1``) starts loky workers
@@ -87,6 +89,11 @@ def shutdown_workers() -> bool:
     calls this at the end of every fit and prediction. The resource trackers
     (one small process each for loky and multiprocessing) stay: they exit
     with the process, and stopping them early reports false leaks.
+
+    Parameters
+    ----------
+    kill : bool
+        Kill busy workers (after an interrupt) rather than let them finish their task.
 
     Returns
     -------
@@ -108,10 +115,40 @@ def shutdown_workers() -> bool:
         return False
     terminate = getattr(executor, "terminate", None)  # joblib's executor also removes its memmapping folder
     if terminate is not None:
-        terminate(kill_workers=False)
+        terminate(kill_workers=kill)
     else:
-        executor.shutdown(wait=True)
+        executor.shutdown(wait=True, kill_workers=kill)
     module._executor = None
+    return True
+
+
+def at_r_exit() -> bool:
+    """Run what Python itself runs at exit for its worker pools; the R package calls it when R exits.
+
+    Python embedded in R is never finalized, so the exit handlers of :mod:`multiprocessing` never
+    run. After an interrupted cross-validated fit, the queues of the pool that joblib stopped are
+    still held by their feeder thread (Python threads run only while R runs Python), and their
+    semaphores would be reported as leaked when R exits. The handlers unlink them.
+
+    Returns
+    -------
+    bool
+        Whether :mod:`multiprocessing` was in use (and its exit handlers ran).
+
+    Examples
+    --------
+    >>> import subprocess, sys
+    >>> code = "from fdakpl.r.bridge import at_r_exit; print(at_r_exit())"
+    >>> subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+    'True'
+    """
+    import sys
+
+    util = sys.modules.get("multiprocessing.util")
+    if util is None:
+        return False
+    shutdown_workers(kill=True)
+    util._exit_function()  # what atexit runs in a Python that exits: finalizers (semaphores unlinked), children
     return True
 
 
@@ -231,7 +268,8 @@ def fit_from_r(
         As :func:`dataset_from_columns`.
     **kwargs
         Passed to ``FunctionalRegression`` (``dictionary``, ``level``… R's
-        ``lambda`` arrives as ``lam``).
+        ``lambda`` arrives as ``lam``); ``kernels`` may name a kernel ``"laplace"``
+        (see :func:`kernels_by_name`).
 
     Returns
     -------
@@ -249,10 +287,56 @@ def fit_from_r(
     from ..regression.model import FunctionalRegression
 
     ds = dataset_from_columns(columns, sample_labels, grids, factor_levels)
+    if isinstance(kwargs.get("kernels"), Mapping):
+        kwargs["kernels"] = kernels_by_name(str(formula), ds, kwargs["kernels"],
+                                            bool(kwargs.get("interpolate_inputs", False)))
+    return _with_worker_cleanup(FunctionalRegression(str(formula), data=ds, **kwargs).fit)
+
+
+def kernels_by_name(formula: str, ds: xr.Dataset, kernels: Mapping[str, Any], interpolate: bool = False
+                    ) -> dict[str, Any]:
+    """Per-term kernels with ``"laplace"`` (R's ``kpl_kernel("laplace")`` without ``sigma``) made a
+    :class:`~fdakpl.kernels.Laplace` kernel whose width is the term's median heuristic (the default
+    Gaussian kernel's width).
+
+    Examples
+    --------
+    >>> from fdakpl import datasets
+    >>> ds = datasets.dti_first_visits()
+    >>> k = kernels_by_name("rcst ~ cca", ds, {"cca": "laplace"}, interpolate=True)
+    >>> type(k["cca"]).__name__, round(k["cca"].sigma, 3)
+    ('Laplace', 0.08)
+    """
+    if not any(isinstance(k, str) for k in kernels.values()):
+        return dict(kernels)
+    from ..kernels import Laplace
+    from ..regression.model import FunctionalRegression
+
+    bad = sorted(str(t) for t, k in kernels.items() if isinstance(k, str) and k != "laplace")
+    if bad:
+        raise ValueError(f"kernels for {bad} are given by a name other than 'laplace'; give kernel objects")
+    widths = FunctionalRegression(formula, ds, interpolate_inputs=interpolate).default_kernels()
+    return {t: Laplace(widths[t].sigma) if isinstance(k, str) else k for t, k in kernels.items()}
+
+
+def _with_worker_cleanup(run: Any) -> Any:
+    """``run()``, then shut down joblib's worker pool, also when R interrupts the call.
+
+    An interrupt (``KeyboardInterrupt``) kills the busy workers, and is re-raised only after the
+    frames of the interrupted call are collected: they hold the pool's queues, whose semaphores
+    would otherwise be reported as leaked when R exits.
+    """
+    interrupted = False
     try:
-        return FunctionalRegression(str(formula), data=ds, **kwargs).fit()
+        return run()
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
-        shutdown_workers()
+        shutdown_workers(kill=interrupted)
+    import gc
+
+    gc.collect()
+    raise KeyboardInterrupt
 
 
 def _plain(x: Any) -> Any:

@@ -55,7 +55,14 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE
-from .columns import check_option_keys, location_grid
+from .columns import (
+    check_matrix_names,
+    check_names,
+    check_option_keys,
+    location_grid,
+    na_level_label,
+    numeric_names,
+)
 
 __all__ = [
     "INSTALL_HINT",
@@ -214,30 +221,6 @@ def _kept_attributes(x: Any, name: str) -> dict[str, str]:
     return kept
 
 
-def _check_names(names: list[str]) -> None:
-    """Refuse names that would collide in the Dataset."""
-    for i, name in enumerate(names):
-        if not name:
-            raise ValueError(f"column {i + 1} has an empty name; give every column a name in R")
-        if names.count(name) > 1:
-            raise ValueError(f"{names.count(name)} columns are named {name!r}; make the names unique in R, "
-                             "e.g. names(df) <- make.unique(names(df))")
-    if SAMPLE in names:
-        raise ValueError(f"a column is named {SAMPLE!r}, the name of the sample dim; rename it in R")
-    if "r_row_name" in names:
-        raise ValueError("a column is named 'r_row_name', the coordinate that keeps the row names; rename it in R")
-
-
-def _check_matrix_names(names: list[str], matrices: list[str]) -> None:
-    for m in matrices:
-        for suffix in ("_loc", "_colname", "_rowname"):
-            if m + suffix in names:
-                raise ValueError(
-                    f"column {m + suffix!r} has the name of a coordinate made for the matrix column {m!r}; "
-                    "rename it in R"
-                )
-
-
 # --------------------------------------------------------------------------- R -> Python
 
 
@@ -276,9 +259,13 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
         if isinstance(df, str):
             df = ro.r(df)
         if "data.frame" not in _classes(df):
-            raise TypeError(f"expected an R data.frame, got an R object of class {_classes(df) or 'unknown'}")
-        names = [str(v) for v in _rfun("names")(df)] if int(_rfun("length")(df)[0]) else []
-        _check_names(names)
+            cls = [str(c) for c in _rfun("class")(df)]  # R's implicit class ("list", "matrix") when unclassed
+            fix = (" (a named list of equal-length columns converts as data.frame(lapply(x, I)))"
+                   if cls == ["list"] else "")
+            raise TypeError(f"expected an R data.frame, got an R object of class {'/'.join(cls)}{fix}")
+        raw_names = _strings(_rfun("names")(df)) if int(_rfun("length")(df)[0]) else []
+        check_names(raw_names)
+        names = [str(v) for v in raw_names]
         n = int(_rfun("nrow")(df)[0])
         columns: dict[str, Any] = {}
         info: dict[str, dict[str, Any]] = {}
@@ -304,21 +291,30 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
                     values = values.astype(np.float64)
                     values[na.reshape(values.shape, order="F")] = np.nan
                 dimnames = _rfun("dimnames")(x)
-                rown = coln = None
+                rown = coln = dimnames_names = None
                 if dimnames is not ro.NULL:
                     rown, coln = _maybe_strings(dimnames[0]), _maybe_strings(dimnames[1])
+                    dimnames_names = _maybe_strings(_rfun("names")(dimnames))
                 if rown is not None and any(v is None for v in _strings(dimnames[0])):
                     raise ValueError(f"matrix column {name!r} has NA row names; give every row a name in R")
+                if coln is not None and any(v is None for v in _strings(dimnames[1])):
+                    raise ValueError(f"matrix column {name!r} has NA column names; name every column in R, "
+                                     f"e.g. colnames(df${name}) <- make.unique(...), or drop them with "
+                                     f"colnames(df${name}) <- NULL")
                 if rown is not None and matrix_rownames is None and len(set(rown)) == len(rown):
                     matrix_rownames = rown
-                meta.update(r_type=rtype, colnames=coln, rownames=rown, matrix=True)
+                meta.update(r_type=rtype, colnames=coln, rownames=rown, matrix=True, dimnames_names=dimnames_names)
                 columns[name] = values
             elif "factor" in cls:
                 codes = _numbers(_rfun("unclass")(x), name)[0]
                 levels = _strings(_rfun("levels")(x))
+                na_level = None
+                if None in levels:  # addNA(): NA is a level; it gets a label no other level has
+                    na_level = na_level_label([v for v in levels if v is not None])
+                    levels = [na_level if v is None else v for v in levels]
                 columns[name] = pd.Categorical.from_codes(np.where(codes == _INT_NA, -1, codes - 1),
                                                           categories=levels, ordered="ordered" in cls)
-                meta.update(r_type="integer", levels=levels)
+                meta.update(r_type="integer", levels=levels, na_level=na_level)
             elif str(_rfun("typeof")(x)[0]) == "character":
                 vals = np.array(_strings(x), dtype=object)
                 vals[na] = np.nan
@@ -344,11 +340,11 @@ def r_columns(df: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, dict[str, 
         integer = str(r_eval("function(d) typeof(attr(d, 'row.names'))")(df)[0]) == "integer"
         kind = "automatic" if automatic else ("integer" if integer else "names")
         info[""] = {"r_row_names": kind, "row_names": row_names}
-    _check_matrix_names(names, [k for k, v in info.items() if v.get("matrix")])
+    check_matrix_names(names, [k for k, v in info.items() if v.get("matrix")])
     return columns, labels, info
 
 
-def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
+def r_to_xarray(df: Any, grids: Any = "auto") -> xr.Dataset:
     """Convert an R data.frame (through rpy2) into an xarray.Dataset.
 
     Parameters
@@ -356,11 +352,13 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
     df : rpy2 DataFrame or str
         The data.frame, or R code that evaluates to it (e.g.
         ``'local({load("DTI.RData"); DTI})'``).
-    grids : "index", "unit", or dict
-        Locations of the matrix columns: their column index ``1..m``
-        (``"index"``), ``linspace(0, 1, m)`` (``"unit"``), or a dict mapping a
-        column name to ``"index"``, ``"unit"`` or an array of ``m`` locations
-        (columns not named get ``"index"``).
+    grids : "auto", "index", "unit", or dict
+        Locations of the matrix columns: ``"auto"`` (default) reads column names that
+        are all numbers (irregular times ``"0.5"``, ``"2.25"``; wavenumbers, increasing
+        or decreasing) as the locations, as the R package's ``kpl()`` does, and uses the
+        column index otherwise; ``"index"``: the column index ``1..m``; ``"unit"``:
+        ``linspace(0, 1, m)``; or a dict mapping a column name to one of these or an
+        array of ``m`` locations (columns not named get ``"auto"``).
 
     Returns
     -------
@@ -387,10 +385,14 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
             attrs[f"r_{key}"] = value
         if meta.get("matrix"):
             loc = f"{name}_loc"
-            spec = grids.get(name, "index") if isinstance(grids, Mapping) else grids
-            coords: dict[str, Any] = {loc: location_grid(name, values.shape[1], spec)}
+            spec = grids.get(name, "auto") if isinstance(grids, Mapping) else grids
+            if isinstance(spec, str) and spec == "auto":
+                spec = numeric_names(meta["colnames"], name)
+            coords: dict[str, Any] = {loc: location_grid(name, values.shape[1], spec, monotone=True)}
             if meta["colnames"] is not None:
                 coords[f"{name}_colname"] = (loc, np.array(meta["colnames"], dtype=str))
+            if meta["dimnames_names"] is not None:
+                attrs["r_dimnames_names"] = list(meta["dimnames_names"])
             if meta["rownames"] is None:
                 attrs["r_rownames"] = "none"
             elif meta["rownames"] != labels.tolist():
@@ -399,6 +401,8 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
             continue
         if "levels" in meta:
             attrs["levels"] = list(meta["levels"])
+            if meta["na_level"] is not None:
+                attrs["r_na_level"] = meta["na_level"]
             codes = np.asarray(values.codes)
             labels_arr = np.asarray(values.categories, dtype=object)[np.clip(codes, 0, None)] if codes.size else \
                 np.array([], dtype=object)
@@ -411,7 +415,7 @@ def r_to_xarray(df: Any, grids: Any = "index") -> xr.Dataset:
         data_vars[name] = xr.DataArray(values, dims=(SAMPLE,), attrs=attrs)
     ds = xr.Dataset(data_vars, coords={SAMPLE: labels})
     ds.attrs["r_row_names"] = info[""]["r_row_names"]
-    if info[""]["r_row_names"] != "automatic" and info[""]["row_names"] != labels.tolist():
+    if info[""]["row_names"] != labels.tolist():  # automatic ones too: rows subset in Python keep their numbers
         ds = ds.assign_coords(r_row_name=(SAMPLE, np.array(info[""]["row_names"], dtype=str)))
     return ds
 
@@ -524,8 +528,13 @@ def xarray_to_r(ds: xr.Dataset) -> Any:
                 values = np.asarray(da.values)
                 if "levels" in da.attrs:
                     levels = [str(v) for v in np.atleast_1d(da.attrs["levels"])]
+                    if len(set(levels)) < len(levels):
+                        dup = sorted({v for v in levels if levels.count(v) > 1})
+                        raise ValueError(f"factor {name!r} has duplicated levels {dup}; R's factor levels are unique")
                     vec = ro.IntVector(_factor_codes(values, levels, str(name)))
-                    vec = _rfun("structure")(vec, levels=ro.StrVector(levels),
+                    na_level = da.attrs.get("r_na_level")
+                    r_levels = ro.StrVector([ro.NA_Character if v == na_level else v for v in levels])
+                    vec = _rfun("structure")(vec, levels=r_levels,
                                              **{"class": ro.StrVector(_classes_attr(da) or ["factor"])})
                 else:
                     vec = _r_vector(values, _rtype_of(da), str(name))
@@ -552,6 +561,13 @@ def xarray_to_r(ds: xr.Dataset) -> Any:
                 else:
                     rown = ro.StrVector(labels)
                 dimnames = ro.NULL if (rown is ro.NULL and coln is ro.NULL) else _rfun("list")(rown, coln)
+                dn_names = da.attrs.get("r_dimnames_names")
+                if dimnames is not ro.NULL and dn_names is not None:
+                    dn_names = [str(v) for v in np.atleast_1d(dn_names)]
+                    if len(dn_names) != 2:
+                        raise ValueError(f"variable {name!r}: attrs['r_dimnames_names'] must hold 2 names, "
+                                         f"got {dn_names}")
+                    dimnames = _rfun("structure")(dimnames, names=ro.StrVector(dn_names))
                 vec = _rfun("structure")(vec, dim=ro.IntVector([n, da.sizes[loc]]), dimnames=dimnames)
                 cls = _classes_attr(da)
                 if cls:
@@ -563,8 +579,15 @@ def xarray_to_r(ds: xr.Dataset) -> Any:
                 )
             cols.append(vec)
             names.append(rname)
+        dup = sorted({v for v in names if names.count(v) > 1})
+        if dup:
+            raise ValueError(f"several variables become the R column {dup[0]!r} (their attrs['r_name']); "
+                             "R's data.frame names must be unique: rename them")
         names_ = [str(v) for v in ds["r_row_name"].values] if "r_row_name" in ds.coords else labels
         kind = ds.attrs.get("r_row_names")
+        if kind == "automatic" and names_ != [str(i + 1) for i in range(n)]:
+            # automatic row names of rows subset or reordered in Python: R keeps their numbers, c(3L, 6L)
+            kind = "integer"
         if kind == "automatic":
             row_names = ro.IntVector([_INT_NA, -n])
         elif kind == "integer" and all(v.lstrip("-").isdigit() for v in names_):

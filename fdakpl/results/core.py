@@ -312,8 +312,9 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     def r2_pointwise(self) -> xr.DataArray:
         """Pointwise R^2(theta) over the curves observed at each location."""
         Y, r = _unit_scale(self.response.values, self._resid_values())
+        counts = np.sum(~np.isnan(Y), axis=0)  # a location seen by no curve has no mean (and no NumPy warning)
         with np.errstate(invalid="ignore", divide="ignore"):
-            tot = np.nansum((Y - np.nanmean(Y, axis=0)) ** 2, axis=0)
+            tot = np.nansum((Y - np.nansum(Y, axis=0) / counts) ** 2, axis=0)
             vals = 1.0 - np.nansum(r**2, axis=0) / tot
         grid = self.response[self.response_dim].values
         return xr.DataArray(np.where(tot > 0, vals, np.nan), dims=(self.response_dim,),

@@ -82,8 +82,9 @@ class InferenceMixin:
             raise ValueError(
                 f"a conformal band at alpha={alpha} needs at least {need} calibration curves, but calibration="
                 f"{calibration} of n={n} curves gives {n_cal}, so the band would be infinite; raise calibration "
-                f"(at most {max(0.0, (n - 2) / n):.2f} here) or alpha (at least {1 / (n_cal + 1):.2f} with {n_cal} "
-                "calibration curves), or fit more curves")
+                f"(at least {np.ceil(1000 * need / n) / 1000:g}, at most {max(0.0, (n - 2) / n):.2f} here) or "
+                f"alpha (at least {np.ceil(1000 / (n_cal + 1)) / 1000:g} with {n_cal} calibration curves), or fit "
+                "more curves")
         rng = np.random.default_rng(random_state)
         perm = rng.permutation(n)
         cal, fit = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])

@@ -64,17 +64,17 @@ check_lambda <- function(lambda) {
   if (length(values) > 1L) reticulate::np_array(values) else values
 }
 
-# kernel: NULL, a name ("gaussian"...), a kernel made by kpl_kernel(), or a
-# named list of those, one per term. Returns list(kernel =, kernels =).
+# kernel: NULL, a name ("gaussian"...), a kernel made by kpl_kernel() (or a Python kernel), or a
+# named list of those, one per term. Returns list(kernel =, kernels =) of "kpl_kernel" objects.
 check_kernel <- function(kernel) {
   one <- function(k, name) {
-    if (is_python(k)) return(k)
-    if (is.character(k) && length(k) == 1L && !is.na(k)) return(kpl_kernel(k))
-    input_error("`%s` must be a kernel name (\"gaussian\", \"laplace\", \"linear\", \"integral_gaussian\") or kpl_kernel(...), not %s",
-                name, deparse1(k), call = NULL)
+    if (is_python(k) || inherits(k, "kpl_kernel")) return(k)
+    if (is.character(k) && length(k) == 1L && !is.na(k) && k %in% kernel_types) return(kpl_kernel(k))
+    input_error("`%s` must be a kernel name (%s) or kpl_kernel(...), not %s",
+                name, paste0("\"", kernel_types, "\"", collapse = ", "), deparse1(k), call = NULL)
   }
   if (is.null(kernel)) return(list(kernel = NULL, kernels = NULL))
-  if (is.list(kernel) && !is_python(kernel)) {
+  if (is.list(kernel) && !is_python(kernel) && !inherits(kernel, "kpl_kernel")) {
     if (is.null(names(kernel)) || any(!nzchar(names(kernel)))) {
       input_error("`kernel` as a list needs names: one kernel per term, e.g. list(cca = kpl_kernel(\"gaussian\"))", call = NULL)
     }
@@ -83,13 +83,54 @@ check_kernel <- function(kernel) {
   list(kernel = one(kernel, "kernel"), kernels = NULL)
 }
 
+# The kernels for Python's kernels= (by Python name: curves by their name, every scalar term under
+# "scalars"): a Gaussian kernel without sigma is left out (the default: median-heuristic width,
+# tuned with lambda), a Laplace kernel without sigma goes as "laplace" (its width: the median
+# heuristic of the term). NULL when nothing is given.
+kernels_for_python <- function(kern, spec, kinds) {
+  if (is.null(kern$kernel) && is.null(kern$kernels)) return(NULL)
+  labels <- names(spec$terms)
+  curves <- labels[kinds[labels] == "matrix"]
+  has_scalars <- any(kinds[labels] != "matrix")
+  keys <- c(curves, if (has_scalars) "scalars")
+  given <- if (!is.null(kern$kernel)) stats::setNames(rep(list(kern$kernel), length(keys)), keys) else {
+    found <- vapply(names(kern$kernels), function(k) {
+      if (k == "scalars") return(if (has_scalars) "scalars" else NA_character_)
+      term_label(k, labels)
+    }, character(1))
+    scalar_named <- !is.na(found) & found %in% labels[kinds[labels] != "matrix"]
+    if (any(scalar_named)) {
+      input_error("`kernel` names the scalar term%s %s: scalar terms share one kernel, named \"scalars\", e.g. kernel = list(scalars = kpl_kernel(\"gaussian\", sigma = 2))",
+                  if (sum(scalar_named) > 1L) "s" else "", paste0("'", found[scalar_named], "'", collapse = ", "),
+                  call = NULL)
+    }
+    if (anyNA(found)) {
+      bad <- names(kern$kernels)[is.na(found)]
+      input_error("`kernel` names %s, which %s not a curve of the formula (curves: %s%s)",
+                  paste0("'", bad, "'", collapse = ", "), if (length(bad) > 1L) "are" else "is",
+                  paste(curves, collapse = ", "),
+                  if (has_scalars) "; \"scalars\" for the scalar terms" else "; the formula has no scalar term",
+                  call = NULL)
+    }
+    stats::setNames(kern$kernels, found)
+  }
+  out <- list()
+  for (k in names(given)) {
+    value <- python_kernel(given[[k]])
+    if (is.null(value)) next
+    name <- if (k == "scalars") "scalars" else spec$terms[[k]]$name
+    out[[name]] <- value
+  }
+  if (length(out)) out else NULL
+}
+
 # Python's integer arguments (sent as int; R numbers are doubles).
 integer_args <- c("cv", "random_state", "n_jobs", "level", "max_iter", "n_atoms", "n_components", "rank", "n_freqs")
 
 # The arguments that go through `...` of kpl() to Python, checked.
 check_dots <- function(dots) {
   allowed <- c("cv", "param_grid", "sigma_relative", "random_state", "n_jobs", "progress", "domain", "approx",
-               "lam_grid")
+               "lam_grid", "width_grid", "b_grid")
   nms <- names(dots)
   if (length(dots) && (is.null(nms) || any(!nzchar(nms)))) {
     input_error("arguments in `...` of kpl() must be named", call = NULL)
@@ -99,7 +140,7 @@ check_dots <- function(dots) {
                 call = NULL)
   }
   reserved <- intersect(nms, c("lam", "kernels", "data", "formula", "columns", "sample_labels", "grids",
-                               "factor_levels"))
+                               "factor_levels", "kernel_names"))
   if (length(reserved)) {
     input_error("argument%s %s cannot go through `...`; use lambda = for the ridge parameter, kernel = for kernels, grid = for grids",
                 if (length(reserved) > 1L) "s" else "", paste0("'", reserved, "'", collapse = ", "), call = NULL)
@@ -120,8 +161,11 @@ check_dots <- function(dots) {
       sigma_relative = check_flag(x, "sigma_relative"),
       domain = as.list(check_numbers(x, "domain", len = 2L)),
       lam_grid = reticulate::np_array(check_numbers(x, "lam_grid", positive = TRUE)),
+      width_grid = check_grid_arg(x, "width_grid"),
+      b_grid = check_grid_arg(x, "b_grid"),
       param_grid = check_param_grid(x),
-      approx = if (is.null(x) || is_python(x)) x else check_string(x, "approx")
+      approx = if (is.null(x) || is_python(x) || inherits(x, "kpl_approx")) x else
+        kpl_approx(check_string(x, "approx", c("nystroem", "random_features")))
     ))
   }
   out
@@ -135,6 +179,10 @@ check_param_grid <- function(grid) {
   if (!is.list(grid) || is.null(names(grid)) || any(!nzchar(names(grid)))) {
     input_error("`param_grid` must be a named list of candidate values, e.g. list(dictionary = c(\"fourier\", \"bspline\"))",
                 call = NULL)
+  }
+  for (nm in intersect(names(grid), c("lambda", "lam", "lam_grid"))) {
+    input_error("`param_grid$%s`: lambda is not a parameter of the grid; choose it with lambda = \"cv\" and give its candidates as lam_grid = c(...) (the other parameters of param_grid are crossed with them)",
+                nm, call = NULL)
   }
   out <- list()
   for (nm in names(grid)) {
@@ -150,4 +198,20 @@ check_param_grid <- function(grid) {
     out[[nm]] <- v
   }
   out
+}
+
+# width_grid / b_grid: "auto" (the default grid) or positive numbers (sent as a Python list).
+check_grid_arg <- function(x, name) {
+  if (is.character(x)) return(check_string(x, name, "auto"))
+  as.list(check_numbers(x, name, positive = TRUE))
+}
+
+# level is the number of levels of a wavelet dictionary ("db3", "sym4", ...): refused with another family.
+check_level <- function(level, dictionary) {
+  families <- c("fourier", "bspline", "rff", "fpca", "learned")
+  if (!is.null(level) && is.character(dictionary) && tolower(dictionary) %in% families) {
+    input_error("`level` is the number of decomposition levels of a wavelet dictionary (\"db3\", \"sym4\", ...); the \"%s\" dictionary has none: drop `level`",
+                dictionary, call = NULL)
+  }
+  invisible(TRUE)
 }

@@ -47,12 +47,62 @@ na_action_name <- function(na.action) {
   name
 }
 
+# The rows that `subset` keeps, as lm() (through `[.data.frame`) reads it: a logical vector (NA as
+# FALSE), positive row numbers, negative row numbers (rows left out) or row names.
+subset_rows <- function(subset, n, labels, what) {
+  if (is.null(subset)) return(seq_len(n))
+  if (is.logical(subset)) {
+    if (length(subset) != n) input_error("`subset` has %d values but `%s` has %d rows", length(subset), what, n)
+    return(which(subset & !is.na(subset)))
+  }
+  if (is.factor(subset)) subset <- as.character(subset)
+  if (is.character(subset)) {
+    rows <- match(subset, labels)
+    if (anyNA(rows)) {
+      bad <- unique(subset[is.na(rows)])
+      input_error("`subset` names rows that `%s` does not have: %s", what,
+                  paste0("'", utils::head(bad, 8L), "'", collapse = ", "))
+    }
+    return(rows)
+  }
+  if (is.numeric(subset)) {
+    if (anyNA(subset) || any(subset != round(subset)) || any(abs(subset) > n)) {
+      input_error("`subset` must be row numbers between 1 and %d (negative to leave rows out), row names or a logical vector",
+                  n)
+    }
+    if (any(subset < 0) && any(subset > 0)) {
+      input_error("`subset` mixes positive and negative row numbers; give the rows to keep, or (negative) the rows to leave out")
+    }
+    return(seq_len(n)[as.integer(subset)])
+  }
+  input_error("`subset` must be a logical vector, row numbers or row names, not %s", class(subset)[1L])
+}
+
+# Rows of `x` (a numeric vector or matrix) with an infinite value, for messages.
+infinite_rows <- function(x) {
+  if (is.matrix(x)) which(rowSums(is.infinite(x)) > 0) else which(is.infinite(x))
+}
+
+# The label R shows for a factor's NA level (addNA()) on the Python side: "NA" unless a real level is
+# called so (e.g. North America), then "<NA>" (as print() shows it), made unique.
+python_levels <- function(lev) {
+  if (!anyNA(lev)) return(lev)
+  label <- "NA"
+  while (label %in% lev) label <- if (label == "NA") "<NA>" else paste0(label, "'")
+  lev[is.na(lev)] <- label
+  lev
+}
+
 # Evaluate the response and terms of `spec` on `data`, keep the rows of
 # `subset`, handle missing values by `na_action`, and convert for Python.
 #   fitted: NULL when fitting; when predicting, the fit's term information
-#           (kinds, levels, ncols) that new data must match.
+#           (kinds, levels, ncols) that new data must match (the terms are
+#           then evaluated by their prediction calls: poly(x, 2) and
+#           scale(x) with the fit's coefficients, as predict.lm() does).
+#   with_response: evaluate the response too (always when fitting).
+# Row positions in `na_action` count within the subset, as lm()'s do.
 prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL, na_action = "na.omit",
-                         interpolate = FALSE) {
+                         interpolate = FALSE, with_response = is.null(fitted)) {
   if (!(is.data.frame(data) || (is.list(data) && !is.object(data)))) {
     input_error("`%s` must be a data.frame (matrix columns hold curves, one per row) or a named list, not %s",
                 what, paste(class(data), collapse = "/"))
@@ -66,55 +116,45 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
     input_error("`%s` has several columns named %s; make the names unique, e.g. names(%s) <- make.unique(names(%s))",
                 what, paste0("'", dup, "'", collapse = ", "), what, what)
   }
-  with_response <- is.null(fitted)
+  predicting <- !is.null(fitted)
   parts <- c(if (with_response) list(spec$response), spec$terms)
-  missing_vars <- setdiff(unlist(lapply(parts, function(p) all.vars(p$expr))), nms)
+  exprs <- lapply(parts, function(p) if (predicting && !is.null(p$predict_expr)) p$predict_expr else p$expr)
+  missing_vars <- setdiff(unlist(lapply(exprs, all.vars)), nms)
   missing_vars <- missing_vars[!vapply(missing_vars, exists, logical(1), envir = spec$env)]
   if (length(missing_vars)) {
     input_error("the formula names %s, not found in `%s` (its columns: %s)",
                 paste0("'", missing_vars, "'", collapse = ", "), what, paste(utils::head(nms, 20L), collapse = ", "))
   }
-  values <- lapply(parts, eval_term, data = data, env = spec$env, what = what)
+  values <- Map(function(p, e) eval_term(utils::modifyList(p, list(expr = e)), data, spec$env, what), parts, exprs)
   labels_of <- vapply(parts, `[[`, character(1), "label")
   names(values) <- labels_of
   rows <- vapply(values, row_count, integer(1))
   n <- if (is.data.frame(data)) nrow(data) else if (length(rows)) rows[[1L]] else 0L
   if (any(rows != n)) {
-    bad <- rows != n
     input_error("mismatched row counts in `%s`: %s; every column needs one row per sample%s",
                 what, paste(sprintf("'%s' has %d", labels_of, rows), collapse = ", "),
                 if (is.data.frame(data)) sprintf(" (the data.frame has %d rows)", n) else "")
   }
   labels <- row_labels(data, values, n)
   raw <- values
-  kinds <- vapply(seq_along(parts), function(i) term_kind(values[[i]], labels_of[i], what), character(1))
+  # the calls that evaluate each term on new data (lm()'s "predvars"): poly() and scale() keep their coefficients
+  predvars <- if (predicting) NULL else Map(stats::makepredictcall, values, lapply(parts, `[[`, "expr"))
+  is_response <- with_response & seq_along(parts) == 1L
+  kinds <- vapply(seq_along(parts), function(i) term_kind(values[[i]], labels_of[i], what, is_response[i]),
+                  character(1))
   names(kinds) <- labels_of
-  if (!is.null(fitted)) {
-    for (lab in labels_of) {
+  if (predicting) {
+    for (lab in setdiff(labels_of, spec$response$label)) {
       if (kinds[[lab]] != fitted$kinds[[lab]] &&
           !(fitted$kinds[[lab]] == "factor" && kinds[[lab]] %in% c("factor", "numeric") && !is.matrix(values[[lab]]))) {
         input_error("the term %s is a %s in `%s` but was a %s when the model was fitted",
-                    lab, kinds[[lab]], what, fitted$kinds[[lab]])
+                    lab, kind_words(kinds[[lab]]), what, kind_words(fitted$kinds[[lab]]))
       }
     }
   }
-  # subset, as in lm(): logical or row numbers, evaluated in the data
-  keep <- seq_len(n)
-  if (!is.null(subset)) {
-    if (is.logical(subset)) {
-      if (length(subset) != n) input_error("`subset` has %d values but `%s` has %d rows", length(subset), what, n)
-      keep <- which(subset & !is.na(subset))
-    } else if (is.numeric(subset)) {
-      if (anyNA(subset) || any(subset < 1 | subset > n) || any(subset != round(subset))) {
-        input_error("`subset` must be row numbers between 1 and %d, or a logical vector", n)
-      }
-      keep <- as.integer(subset)
-    } else {
-      input_error("`subset` must be a logical vector or row numbers, not %s", class(subset)[1L])
-    }
-    if (anyDuplicated(keep)) input_error("`subset` repeats rows; resample the data.frame itself (its row names stay unique)")
-  }
-  # missing values, row by row
+  keep <- subset_rows(subset, n, labels, what)
+  if (anyDuplicated(keep)) input_error("`subset` repeats rows; resample the data.frame itself (its row names stay unique)")
+  # missing and infinite values, row by row
   levs <- list()
   ncols <- integer()
   colnames_of <- list()
@@ -123,33 +163,32 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
   for (i in seq_along(parts)) {
     lab <- labels_of[i]
     x <- values[[i]]
-    if (kinds[[lab]] == "matrix") {
+    kind <- kinds[[lab]]
+    if (kind %in% c("matrix", "scalars")) {
       m <- matrix(as.double(unclass(x)), nrow = nrow(x), ncol = ncol(x))
-      if (ncol(m) < 2L) {
+      if (kind == "matrix" && ncol(m) < 2L) {
         input_error("column '%s' of `%s` has %d column%s; a curve needs at least 2 locations (matrix columns)",
                     lab, what, ncol(m), if (ncol(m) == 1L) "" else "s")
       }
-      if (!is.null(fitted) && ncol(m) != fitted$ncols[[lab]]) {
+      if (predicting && !is_response[i] && ncol(m) != fitted$ncols[[lab]]) {
         input_error("column '%s' of `%s` has %d columns but the model was fitted with %d (one per grid location)",
                     lab, what, ncol(m), fitted$ncols[[lab]])
       }
       ncols[[lab]] <- ncol(m)
       if (!is.null(colnames(x))) colnames_of[[lab]] <- as.character(colnames(x))
       all_na <- rowSums(!is.na(m)) == 0L
-      is_response <- with_response && i == 1L
-      bad <- if (is_response || interpolate) all_na else rowSums(is.na(m)) > 0L
+      bad <- if (is_response[i] || (interpolate && kind == "matrix")) all_na else rowSums(is.na(m)) > 0L
       if (any(bad[keep])) {
-        problems[[lab]] <- list(rows = keep[bad[keep]], gaps = !is_response && !interpolate && !all(all_na[keep][bad[keep]]),
-                                response = is_response)
+        problems[[lab]] <- list(rows = keep[bad[keep]], response = is_response[i],
+                                gaps = kind == "matrix" && !is_response[i] && !interpolate && !all(all_na[keep][bad[keep]]))
       }
       missing_row <- missing_row | bad
       values[[i]] <- m
-    } else if (kinds[[lab]] == "factor") {
-      lev <- if (!is.null(fitted)) fitted$levels[[lab]] else factor_levels(x[keep])
+    } else if (kind == "factor") {
+      lev <- if (predicting) fitted$levels[[lab]] else factor_levels(x[keep])
       codes <- factor_codes(x, lev)
-      x_chr <- if (is.factor(x)) as.character(x) else as.character(x)
-      given <- !is.na(x) | (is.factor(x) & is.na(x) & "NA" %in% lev & !is.na(codes))
-      new <- unique(x_chr[keep][given[keep] & is.na(codes[keep])])
+      x_chr <- if (is.factor(x)) levels(x)[as.integer(x)] else as.character(x)
+      new <- unique(x_chr[keep][!is.na(x_chr[keep]) & is.na(codes[keep])])
       if (length(new)) {
         input_error("column '%s' of `%s` has levels %s that the model was not fitted with (levels: %s)",
                     lab, what, paste0("'", new, "'", collapse = ", "), paste(lev, collapse = ", "))
@@ -165,6 +204,13 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
       if (any(bad[keep])) problems[[lab]] <- list(rows = keep[bad[keep]], gaps = FALSE, response = FALSE)
       missing_row <- missing_row | bad
       values[[i]] <- v
+    }
+    inf <- intersect(keep, infinite_rows(values[[i]]))
+    if (length(inf)) {
+      input_error("%s '%s' of `%s` is infinite in rows %s; %s", if (kind == "matrix") "the curve" else "the term",
+                  lab, what, describe_rows(inf, labels),
+                  if (predicting) "leave these rows out of `newdata`, or transform so that the values are finite"
+                  else "leave these rows out (subset = ), or transform so that the values are finite")
     }
   }
   dropped <- keep[missing_row[keep]]
@@ -183,47 +229,68 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
   }
   out_rows <- keep  # the rows of the result (predictions: NA rows for the missing ones under na.pass)
   if (length(dropped) && na_action %in% c("na.omit", "na.exclude")) {
-    omitted <- structure(dropped, names = labels[dropped], class = if (na_action == "na.omit") "omit" else "exclude")
+    # positions within the subset, as lm()'s na.action (naresid() pads within the rows of the subset); new
+    # data drop these rows under both, as predict.lm() does
+    omitted <- structure(match(dropped, keep), names = labels[dropped],
+                         class = if (na_action == "na.omit") "omit" else "exclude")
     keep <- setdiff(keep, dropped)
     out_rows <- keep
-  } else if (length(dropped) && !with_response) {
+  } else if (length(dropped) && predicting) {
     keep <- setdiff(keep, dropped)  # na.pass when predicting: NA predictions, nothing sent to Python
   }
-  if (!length(keep) && with_response) {
+  if (!length(keep) && with_response && !predicting) {
     input_error("no rows of `%s` are left after `subset` and the missing values", what)
   }
   columns <- list()
   for (i in seq_along(parts)) {
-    lab <- labels_of[i]
     x <- values[[i]]
-    columns[[parts[[i]]$name]] <- if (is.matrix(x)) x[keep, , drop = FALSE] else reticulate::np_array(x[keep])
+    nm <- parts[[i]]$name
+    if (kinds[[i]] == "scalars") {
+      for (j in seq_len(ncol(x))) columns[[paste0(nm, "_", j)]] <- reticulate::np_array(x[keep, j])
+    } else {
+      columns[[nm]] <- if (is.matrix(x)) x[keep, , drop = FALSE] else reticulate::np_array(x[keep])
+    }
   }
   py_names <- vapply(parts, `[[`, character(1), "name")
   names(py_names) <- labels_of
   factor_names <- py_names[names(levs)]
-  list(columns = columns, levels = stats::setNames(levs, factor_names[names(levs)]), level_labels = levs,
-       labels = labels[keep], all_labels = labels, rows = keep, out_rows = out_rows, n = length(keep), kinds = kinds,
-       ncols = ncols, colnames = colnames_of, values = values, na_action = omitted,
+  list(columns = columns, levels = stats::setNames(lapply(levs, python_levels), factor_names[names(levs)]),
+       level_labels = levs, labels = labels[keep], all_labels = labels, rows = keep, out_rows = out_rows,
+       n = length(keep), kinds = kinds, ncols = ncols, colnames = colnames_of, values = values,
+       na_action = omitted, predvars = predvars,
        frame = lapply(raw, function(v) if (is.matrix(v)) I(v[keep, , drop = FALSE]) else v[keep]))
+}
+
+# The term of `spec` that `name` means: its label (`my cca` with backquotes), or the label without its
+# backquotes (how list(`my cca` = ...) names it). NA when none.
+term_label <- function(name, labels) {
+  hit <- match(name, labels)
+  if (is.na(hit)) hit <- match(gsub("`", "", name, fixed = TRUE), gsub("`", "", labels, fixed = TRUE))
+  if (is.na(hit)) NA_character_ else labels[[hit]]
 }
 
 # A labelled list of grids for the Python side, by Python name. A curve's grid
 # is `grid[[label]]` when given, else its column names when they are all
 # numbers (irregular times such as "0.5", "2.25"), else seq(0, 1) in Python.
+# A decreasing grid (spectra by wavenumber) is sent increasing, with the
+# columns reversed: `reversed` names those curves (labels).
 grids_for_python <- function(grid, spec, prepared) {
   labels <- names(prepared$kinds)[prepared$kinds == "matrix"]
   if (!is.null(grid)) {
     if (!is.list(grid) || is.null(names(grid)) || any(!nzchar(names(grid)))) {
       input_error("`grid` must be a named list: the locations of each curve column, e.g. list(cca = seq(0, 1, length.out = 93))")
     }
-    bad <- setdiff(names(grid), labels)
-    if (length(bad)) {
-      input_error("`grid` names '%s', which is not a matrix (curve) column of the formula", bad[1L])
+    found <- vapply(names(grid), term_label, character(1), labels = labels)
+    if (anyNA(found)) {
+      input_error("`grid` names '%s', which is not a matrix (curve) column of the formula (curves: %s)",
+                  names(grid)[is.na(found)][1L], paste(labels, collapse = ", "))
     }
+    names(grid) <- found
   }
   parts <- c(list(spec$response), spec$terms)
   names(parts) <- vapply(parts, `[[`, character(1), "label")
   out <- list()
+  reversed <- character()
   for (v in labels) {
     g <- NULL
     if (!is.null(grid[[v]])) {
@@ -233,25 +300,44 @@ grids_for_python <- function(grid, spec, prepared) {
       if (length(g) != prepared$ncols[[v]]) {
         input_error("`grid$%s` has %d locations but column '%s' has %d columns", v, length(g), v, prepared$ncols[[v]])
       }
-      if (anyNA(g) || any(!is.finite(g)) || (length(g) > 1L && any(diff(g) <= 0))) {
-        input_error("`grid$%s` must be strictly increasing numbers", v)
+      if (anyNA(g) || any(!is.finite(g)) || !strictly_monotone(g)) {
+        input_error("`grid$%s` must be strictly increasing (or strictly decreasing) finite numbers", v)
       }
     } else {
       g <- numeric_colnames(prepared$colnames[[v]], v)
     }
-    if (!is.null(g)) out[[parts[[v]]$name]] <- reticulate::np_array(g)
+    if (!is.null(g)) {
+      if (length(g) > 1L && g[2L] < g[1L]) {
+        reversed <- c(reversed, v)
+        g <- rev(g)
+      }
+      out[[parts[[v]]$name]] <- reticulate::np_array(g)
+    }
   }
-  out
+  list(grids = out, reversed = reversed)
 }
 
-# Column names that are all numbers give the grid (they must increase);
-# otherwise NULL.
+strictly_monotone <- function(g) length(g) < 2L || all(diff(g) > 0) || all(diff(g) < 0)
+
+# Reverse the columns of the curves named in `reversed` (labels) in a list of Python columns.
+reverse_columns <- function(columns, reversed, spec) {
+  parts <- c(list(spec$response), spec$terms)
+  names(parts) <- vapply(parts, `[[`, character(1), "label")
+  for (v in reversed) {
+    nm <- parts[[v]]$name
+    if (!is.null(columns[[nm]])) columns[[nm]] <- columns[[nm]][, rev(seq_len(ncol(columns[[nm]]))), drop = FALSE]
+  }
+  columns
+}
+
+# Column names that are all numbers give the grid (strictly increasing, or
+# strictly decreasing: then sent reversed); otherwise NULL.
 numeric_colnames <- function(cn, label) {
   if (is.null(cn) || anyNA(cn)) return(NULL)
   g <- suppressWarnings(as.numeric(cn))
-  if (anyNA(g)) return(NULL)
-  if (length(g) > 1L && any(diff(g) <= 0)) {
-    input_error("the column names of '%s' are numbers but not increasing (%s); give the locations with grid = list(%s = ...)",
+  if (anyNA(g) || any(!is.finite(g))) return(NULL)
+  if (!strictly_monotone(g)) {
+    input_error("the column names of '%s' are numbers but neither increasing nor decreasing (%s); give the locations with grid = list(%s = ...), or reorder the columns",
                 label, paste(utils::head(cn, 5L), collapse = ", "), label)
   }
   g

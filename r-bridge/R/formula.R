@@ -84,18 +84,19 @@ eval_term <- function(term, data, env, what) {
   value
 }
 
-# The kind of a term's value: "matrix" (a curve), "factor" or "numeric".
-term_kind <- function(value, label, what) {
-  if (inherits(value, c("poly", "basis"))) {
-    input_error("the term %s makes several scalar columns (%s), which is not supported; add each column to the data",
-                label, class(value)[1L])
-  }
+# The kind of a term's value: "matrix" (a curve), "scalars" (several scalar
+# columns: poly(x, 2), splines::ns(x, 3)), "factor" or "numeric". A matrix
+# with one column (scale(x), poly(x, 1)) is a number per row, as in lm().
+term_kind <- function(value, label, what, response = FALSE) {
   if (is.matrix(value) || (is.array(value) && length(dim(value)) == 2L)) {
     raw <- unclass(value)
     if (!(is.numeric(raw) || is.logical(raw))) {
       input_error("column '%s' of `%s` is a %s matrix; curves must be numeric matrices (one curve per row, NA where unobserved)",
                   label, what, typeof(raw))
     }
+    if (response) return("matrix")
+    if (ncol(value) == 1L) return("numeric")
+    if (inherits(value, c("poly", "basis"))) return("scalars")
     return("matrix")
   }
   if (is.array(value) && length(dim(value)) > 2L) {
@@ -114,20 +115,19 @@ term_kind <- function(value, label, what) {
               label, what, paste(class(value), collapse = "/"))
 }
 
-# Levels of a factor term; an NA level (addNA()) becomes the level "NA".
-factor_levels <- function(value) {
-  lev <- if (is.factor(value)) levels(value) else sort(unique(value[!is.na(value)]))
-  lev[is.na(lev)] <- "NA"
-  lev
+kind_words <- function(kind) {
+  c(matrix = "curve (a matrix column)", scalars = "set of scalar columns", factor = "factor",
+    numeric = "number")[[kind]]
 }
 
+# Levels of a factor term, as R has them: addNA()'s level stays NA here (python_levels() labels it for
+# Python).
+factor_levels <- function(value) {
+  if (is.factor(value)) levels(value) else sort(unique(value[!is.na(value)]))
+}
+
+# 1-based codes of `value` among `lev`; NA for a missing value (an NA level matches R's NA).
 factor_codes <- function(value, lev) {
-  x <- if (is.factor(value)) {
-    l <- levels(value)
-    l[is.na(l)] <- "NA"
-    l[as.integer(value)]
-  } else {
-    as.character(value)
-  }
+  x <- if (is.factor(value)) levels(value)[as.integer(value)] else as.character(value)
   match(x, lev)
 }

@@ -15,10 +15,52 @@ nan_to_na <- function(m) {
   m
 }
 
-# Python name -> R label of the response and every term, for messages.
-names_context <- function(spec) {
+# Python name -> R label of the response and every term, for messages (a term of several scalar
+# columns, poly(x, 2), sends x_1, x_2...: they read as its columns).
+names_context <- function(spec, kinds = NULL, ncols = NULL) {
   parts <- c(list(spec$response), spec$terms)
-  stats::setNames(lapply(parts, `[[`, "label"), vapply(parts, `[[`, character(1), "name"))
+  out <- stats::setNames(lapply(parts, `[[`, "label"), vapply(parts, `[[`, character(1), "name"))
+  for (p in spec$terms) {
+    if (!is.null(kinds) && identical(kinds[[p$label]], "scalars")) {
+      k <- ncols[[p$label]]
+      out[paste0(p$name, "_", seq_len(k))] <- as.list(sprintf("%s[, %d]", p$label, seq_len(k)))
+    }
+  }
+  out
+}
+
+# The Python formula's terms: a curve or a number by its name, a factor as C(name), a term of several
+# scalar columns by each column.
+python_terms <- function(spec, kinds, ncols) {
+  unlist(lapply(spec$terms, function(t) {
+    switch(kinds[[t$label]],
+      factor = paste0("C(", t$name, ")"),
+      scalars = paste0(t$name, "_", seq_len(ncols[[t$label]])),
+      t$name)
+  }), use.names = FALSE)
+}
+
+# The calls that evaluate each term on new data (lm()'s predvars), into the spec kept by the fit.
+with_predvars <- function(spec, predvars) {
+  spec$response$predict_expr <- predvars[[1L]]
+  for (i in seq_along(spec$terms)) spec$terms[[i]]$predict_expr <- predvars[[i + 1L]]
+  spec
+}
+
+# The `...` arguments that need the prepared data: cv against the number of curves, approx.
+check_dots_on_data <- function(dots, n, lambda) {
+  if (!is.null(dots$cv) && dots$cv > n) {
+    input_error("`cv` = %d folds, but the fit has %d curves; use cv <= %d (leave-one-curve-out is lambda = \"loo\", exact and fast)",
+                dots$cv, n, n, call = NULL)
+  }
+  if (inherits(dots$approx, "kpl_approx")) {
+    if (identical(lambda, "cv")) {
+      input_error("`approx` chooses lambda by leave-one-curve-out or GCV from its statistics: use lambda = \"loo\" (default), \"gcv\", a number or a grid, not \"cv\"",
+                  call = NULL)
+    }
+    dots$approx <- python_approx(dots$approx, n)
+  }
+  dots
 }
 
 kpl <- function(formula, data, dictionary = NULL, level = NULL, kernel = NULL, lambda = "loo",
@@ -32,6 +74,7 @@ kpl <- function(formula, data, dictionary = NULL, level = NULL, kernel = NULL, l
   }
   if (!is.null(dictionary) && !is_python(dictionary)) dictionary <- check_string(dictionary, "dictionary")
   level <- check_count(level, "level", min = 1, null_ok = TRUE)
+  check_level(level, dictionary)
   lambda <- check_lambda(lambda)
   if (!is_python(loss)) loss <- check_string(loss, "loss")
   combine <- check_string(combine[1L], "combine", c("product", "sum"))
@@ -60,35 +103,30 @@ kpl <- function(formula, data, dictionary = NULL, level = NULL, kernel = NULL, l
     input_error("the response '%s' must be a numeric matrix column (one curve per row), not a %s",
                 response, prepared$kinds[[response]])
   }
-  if (!is.null(kern$kernels)) {
-    bad <- setdiff(names(kern$kernels), c(names(spec$terms), "scalars"))
-    if (length(bad)) {
-      input_error("`kernel` names %s, which %s not a term of the formula (terms: %s; \"scalars\" for all scalar terms)",
-                  paste0("'", bad, "'", collapse = ", "), if (length(bad) > 1L) "are" else "is",
-                  paste(names(spec$terms), collapse = ", "))
-    }
-    py_names <- vapply(names(kern$kernels), function(k) if (k == "scalars") k else spec$terms[[k]]$name, character(1))
-    names(kern$kernels) <- py_names
-  }
-  grids <- grids_for_python(grid, spec, prepared)
-  terms_py <- vapply(spec$terms, function(t) {
-    if (prepared$kinds[[t$label]] == "factor") paste0("C(", t$name, ")") else t$name
-  }, character(1))
-  formula_py <- paste(spec$response$name, "~", paste(terms_py, collapse = " + "))
-  kwargs <- c(python_kwargs(dictionary = dictionary, level = level, kernel = kern$kernel, kernels = kern$kernels,
-                            lam = lambda, loss = loss, output_matrix = output_matrix, combine = combine,
-                            center = center, solver = solver, interpolate_inputs = interpolate_inputs), dots)
-  context <- list(names = names_context(spec), labels = prepared$labels, all_labels = prepared$all_labels)
-  res <- py_call(do.call(bridge()$fit_from_r, c(list(formula_py, prepared$columns, sample_labels = prepared$labels,
-                                                     grids = grids, factor_levels = prepared$levels), kwargs)),
+  spec <- with_predvars(spec, prepared$predvars)
+  dots <- check_dots_on_data(dots, prepared$n, lambda)
+  kernels <- kernels_for_python(kern, spec, prepared$kinds)
+  g <- grids_for_python(grid, spec, prepared)
+  columns <- reverse_columns(prepared$columns, g$reversed, spec)
+  formula_py <- paste(spec$response$name, "~", paste(python_terms(spec, prepared$kinds, prepared$ncols), collapse = " + "))
+  kwargs <- c(python_kwargs(dictionary = dictionary, level = level, kernels = kernels, lam = lambda, loss = loss,
+                            output_matrix = output_matrix, combine = combine, center = center, solver = solver,
+                            interpolate_inputs = interpolate_inputs), dots)
+  context <- list(names = names_context(spec, prepared$kinds, prepared$ncols), labels = prepared$labels,
+                  all_labels = prepared$all_labels, lambda_grid = if (is.character(lambda)) "lam_grid" else "lambda")
+  res <- py_call(do.call(bridge()$fit_from_r, c(list(formula_py, columns, sample_labels = prepared$labels,
+                                                     grids = g$grids, factor_levels = prepared$levels), kwargs)),
                  context = context)
   out <- py_call(bridge()$results_for_r(res), context = context)
   samples <- unlist(out$samples)
+  flip <- response %in% g$reversed
   grid_y <- as.double(out$grid)
+  if (flip) grid_y <- rev(grid_y)
   colnames_y <- prepared$colnames[[response]]
   if (is.null(colnames_y)) colnames_y <- location_names(grid_y)
   label <- function(m) {
     m <- nan_to_na(as.matrix(m))
+    if (flip) m <- m[, rev(seq_len(ncol(m))), drop = FALSE]
     dimnames(m) <- list(samples, colnames_y)
     m
   }
@@ -100,13 +138,12 @@ kpl <- function(formula, data, dictionary = NULL, level = NULL, kernel = NULL, l
   coef_labels <- lapply(out$coef_labels, function(x) as.character(unlist(x)))
   if (identical(out$coef_kind, "alpha")) coef_labels[[1L]] <- samples
   dimnames(coefs) <- stats::setNames(coef_labels, unlist(out$coef_dims))
-  frame <- prepared$frame
-  model <- structure(frame, names = names(frame), row.names = samples, class = "data.frame")
-  attr(model, "terms") <- spec$terms_object
-  attr(model, "na.action") <- prepared$na_action
+  model <- model_frame(prepared, spec)
+  mean_function <- if (is.null(out$mean_function)) NULL else as.double(out$mean_function)
+  if (flip && !is.null(mean_function)) mean_function <- rev(mean_function)
   structure(list(
     call = cl,
-    formula = formula,
+    formula = stats::formula(spec$terms_object),
     terms = names(spec$terms),  # the term labels (terms() gives the terms object)
     terms_object = spec$terms_object,
     spec = spec,
@@ -121,7 +158,8 @@ kpl <- function(formula, data, dictionary = NULL, level = NULL, kernel = NULL, l
     lambda = out[["lambda"]],
     edf = out$edf,
     train_mse = out$train_mse,
-    mean_function = if (is.null(out$mean_function)) NULL else as.double(out$mean_function),
+    loss = if (is_python(loss)) "python" else loss,
+    mean_function = mean_function,
     n = length(samples),
     samples = samples,
     levels = prepared$level_labels,
@@ -129,11 +167,12 @@ kpl <- function(formula, data, dictionary = NULL, level = NULL, kernel = NULL, l
     kinds = prepared$kinds,
     input_grids = grid,
     interpolate_inputs = interpolate_inputs,
-    input_py_grids = grids[setdiff(names(grids), spec$response$name)],
+    input_py_grids = g$grids[setdiff(names(g$grids), spec$response$name)],
+    reversed = g$reversed,
     na.action = prepared$na_action,
     model = model,
-    notes = unlist(out$notes),
-    python_summary = out$summary,
+    notes = r_words(unlist(out$notes), context),
+    python_summary = r_words(out$summary, context),
     py = res
   ), class = "kpl")
 }
@@ -193,14 +232,80 @@ print.summary.kpl <- function(x, ...) {
 # the excluded rows, as lm()'s do.
 fitted.kpl <- function(object, ...) stats::naresid(object$na.action, object$fitted)
 
-residuals.kpl <- function(object, ...) stats::naresid(object$na.action, object$residuals)
+# Residual types as residuals.lm() names them: for the square loss (unweighted least squares),
+# "response", "working", "pearson" and "deviance" residuals are the same curves, as for lm().
+residuals.kpl <- function(object, type = c("response", "working", "pearson", "deviance", "partial"), ...) {
+  type <- match.arg(type)
+  if (type == "partial") {
+    input_error(paste0("partial residuals need an additive model; the terms of a KPL fit interact through their ",
+                       "kernels: see partial_dependence() and effect_surface() for the part of one term"), call = NULL)
+  }
+  if (type %in% c("pearson", "deviance") && !identical(object$loss, "square")) {
+    input_error("%s residuals are defined here for the square loss; this fit uses loss = \"%s\": use type = \"response\"",
+                type, object$loss, call = NULL)
+  }
+  stats::naresid(object$na.action, object$residuals)
+}
 
 coef.kpl <- function(object, ...) object$coefficients
 
 nobs.kpl <- function(object, ...) object$n
 
+# The residual sum of squares over the observed points (square loss), as deviance() of lm().
+deviance.kpl <- function(object, ...) {
+  if (!identical(object$loss, "square")) {
+    input_error("deviance() is the residual sum of squares of a square-loss fit; this fit uses loss = \"%s\"",
+                object$loss, call = NULL)
+  }
+  sum(object$residuals^2, na.rm = TRUE)
+}
+
+# The residual standard deviation at observed points, sqrt(RSS / (N - edf)) with N the observed points
+# and edf the trace of the smoother, as sigma() of lm() (sqrt(RSS / (n - p))).
+sigma.kpl <- function(object, ...) {
+  rss <- deviance.kpl(object)
+  n_obs <- sum(!is.na(object$observed))
+  if (!is.finite(object$edf) || object$edf >= n_obs) {
+    input_error("sigma() needs the effective degrees of freedom of the fit, which %s",
+                if (is.finite(object$edf)) "leave no residual degree of freedom" else "this solver does not give",
+                call = NULL)
+  }
+  sqrt(rss / (n_obs - object$edf))
+}
+
 terms.kpl <- function(x, ...) x$terms_object
 
 formula.kpl <- function(x, ...) x$formula
 
-model.frame.kpl <- function(formula, ...) formula$model
+# The model frame: the evaluated terms of the rows used, with the na.action attribute. With `data`
+# (and optionally `subset`, `na.action`), rebuilt from that data, as model.frame() of an lm fit
+# rebuilds it: the terms are evaluated as for predict() (poly() and scale() keep the fit's
+# coefficients), and the response must be in `data`.
+model.frame.kpl <- function(formula, ...) {
+  args <- match.call(expand.dots = FALSE)$...
+  if (!length(args)) return(formula$model)
+  unknown <- setdiff(names(args), c("data", "subset", "na.action"))
+  if (is.null(names(args)) || length(unknown)) {
+    input_error("model.frame() of a kpl fit takes data =, subset = and na.action =, not %s",
+                paste(if (is.null(names(args))) "unnamed arguments" else paste0("`", unknown, "`"), collapse = ", "),
+                call = NULL)
+  }
+  env <- parent.frame()
+  data <- if (is.null(args$data)) input_error("give `data` to rebuild the model frame", call = NULL) else eval(args$data, env)
+  subset <- if (is.null(args$subset)) NULL else eval(args$subset, data, env)
+  na_action <- na_action_name(if (is.null(args$na.action)) NULL else eval(args$na.action, env))
+  fit <- formula
+  prepared <- prepare_data(fit$spec, data, "data", fitted = list(kinds = fit$kinds, levels = fit$levels, ncols = fit$ncols),
+                           subset = subset, na_action = na_action, interpolate = isTRUE(fit$interpolate_inputs),
+                           with_response = TRUE)
+  model_frame(prepared, fit$spec)
+}
+
+# The model frame of prepared data (prepare_data()).
+model_frame <- function(prepared, spec) {
+  frame <- prepared$frame
+  model <- structure(frame, names = names(frame), row.names = prepared$labels, class = "data.frame")
+  attr(model, "terms") <- spec$terms_object
+  attr(model, "na.action") <- prepared$na_action
+  model
+}

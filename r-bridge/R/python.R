@@ -20,6 +20,16 @@
     "fdakpl",
     delay_load = list(priority = 10, environment = .default_env)
   )
+  reg.finalizer(.fdakpl, function(e) python_at_exit(), onexit = TRUE)
+  invisible()
+}
+
+# When R exits: Python's own exit handlers of its worker pools (Python embedded in R is never
+# finalized), so that a pool stopped by an interrupt leaves no semaphore behind.
+python_at_exit <- function() {
+  if (isTRUE(.fdakpl$checked) && reticulate::py_available(initialize = FALSE)) {
+    try(bridge()$at_r_exit(), silent = TRUE)
+  }
   invisible()
 }
 
@@ -233,18 +243,54 @@ py_call <- function(expr, context = NULL, call = sys.call(-1L)) {
 }
 
 # A Python message in R's words: the R names of the terms, R's TRUE/FALSE and
-# lambda, R row numbers (1-based, in the data) and row names for positions.
+# lambda, R's spelling of arguments and values (width_grid = c(...)), R row
+# numbers (1-based, in the data) and row names for positions. Vectorised.
 r_words <- function(msg, context = NULL) {
+  if (!length(msg)) return(character())
+  vapply(as.character(msg), r_words_one, character(1), context = context, USE.NAMES = FALSE)
+}
+
+r_syntax <- list(
+  # how to change a grid or an argument, as kpl() takes it
+  c("(lam|lam_grid)=np\\.geomspace\\(\\.\\.\\.\\)", "LAMBDA_GRID = 10^seq(...)"),
+  c("\\b([a-z_]+)=np\\.geomspace\\(([^,()]+), ([^,()]+), ([^,()]+)\\)",
+    "\\1 = exp(seq(log(\\2), log(\\3), length.out = \\4))"),
+  c("param_grid=\\{'([A-Za-z_]+)': \\[\\.\\.\\.\\]\\}", "param_grid = list(\\1 = c(...))"),
+  c("kernels=\\{'([^']+)': ([A-Za-z]+)\\(\\)\\}", "kernel = list(\\1 = KERNEL<\\2>)"),
+  c("kind='simultaneous'", "band = \"simultaneous\""),
+  c("domain=\\(lo, hi\\)", "domain = c(lo, hi)"),
+  c("([A-Za-z_]+)=\\[\\.\\.\\.\\]", "\\1 = c(...)"),
+  c("([A-Za-z_]+)=\\[([-0-9.e, ]*)\\]", "\\1 = c(\\2)"),
+  c("\\b([a-z_]+)=True\\b", "\\1 = TRUE"),
+  c("\\b([a-z_]+)=False\\b", "\\1 = FALSE"),
+  c("\\b([a-z_]+)=None\\b", "\\1 = NULL"),
+  c("\\b([a-z_]+)='([^']*)'", "\\1 = \"\\2\""),
+  c("\\b([a-z_]+)=([-0-9.][-0-9.e]*)", "\\1 = \\2"),
+  c("\\b([A-Z][A-Za-z]*)\\.__init__\\(\\) got an unexpected keyword argument '([a-z_]+)'",
+    "the \\1 constructor does not take `\\2`"),
+  c("e\\.g\\. ds\\.dropna\\([^)]*\\)", "with na.action = na.omit"),
+  c("ds\\.dropna\\([^)]*\\)", "na.action = na.omit"),
+  c("ds\\.isel\\([^;]*\\)", "subset = ")
+)
+
+kernel_call <- c(Linear = "kpl_kernel(\"linear\")", SmoothedLinear = "kpl_kernel(\"linear\")",
+                 Gaussian = "kpl_kernel(\"gaussian\")", Laplace = "kpl_kernel(\"laplace\")")
+
+r_words_one <- function(msg, context = NULL) {
   names_map <- context$names
   for (py in names(names_map)) {
     if (!identical(py, names_map[[py]])) {
       msg <- gsub(paste0("'", py, "'"), paste0("'", names_map[[py]], "'"), msg, fixed = TRUE)
     }
   }
-  msg <- gsub("\\b([a-z_]+)=True\\b", "\\1 = TRUE", msg, perl = TRUE)
-  msg <- gsub("\\b([a-z_]+)=False\\b", "\\1 = FALSE", msg, perl = TRUE)
+  for (rule in r_syntax) msg <- gsub(rule[[1L]], rule[[2L]], msg, perl = TRUE)
+  msg <- gsub("LAMBDA_GRID", if (is.null(context$lambda_grid)) "lam_grid" else context$lambda_grid, msg, fixed = TRUE)
+  m <- regmatches(msg, regexec("KERNEL<([A-Za-z]+)>", msg))[[1L]]
+  if (length(m)) {
+    msg <- sub(m[1L], if (m[2L] %in% names(kernel_call)) kernel_call[[m[2L]]] else paste0("kpl_kernel(\"", tolower(m[2L]), "\")"),
+               msg, fixed = TRUE)
+  }
   msg <- gsub("\\blam\\b", "lambda", msg, perl = TRUE)
-  msg <- gsub("e\\.g\\. ds\\.dropna\\([^)]*\\)", "with na.action = na.omit", msg, perl = TRUE)
   rows_of <- function(pos) {
     pos <- as.integer(strsplit(pos, "[, ]+")[[1L]]) + 1L
     if (is.null(context$labels) || any(pos > length(context$labels))) {
@@ -269,6 +315,21 @@ r_words <- function(msg, context = NULL) {
     }
   }
   msg
+}
+
+# The fit's Python model, or an fdakpl_error when it did not survive saveRDS() / a new R session.
+python_model <- function(fit, what = "this") {
+  py <- fit$py
+  gone <- is.null(py) || !is_python(py) ||
+    isTRUE(tryCatch(reticulate::py_is_null_xptr(py), error = function(e) TRUE))
+  if (gone) {
+    stop(structure(class = c("fdakpl_refit_error", "fdakpl_error", "error", "condition"), list(
+      message = sprintf(paste0("the Python side of this model is gone (Python objects do not survive saveRDS() ",
+                               "or a new R session), so %s needs the model: refit it with kpl(), e.g. fit <- eval(fit$call)"),
+                        what),
+      call = sys.call(-1L))))
+  }
+  py
 }
 
 # An input error raised on the R side (bad data, bad formula, bad argument).

@@ -72,7 +72,8 @@ test_that("bad data are R errors naming the column and the fix", {
                class = "fdakpl_input_error")
   expect_error(kpl(rcst ~ cca, d, grid = list(cca = 1:3)), "`grid\\$cca` has 3 locations but column 'cca' has 93",
                class = "fdakpl_input_error")
-  expect_error(kpl(rcst ~ cca, d, grid = list(cca = rev(seq(0, 1, length.out = 93)))), "strictly increasing",
+  # a decreasing grid is accepted (issue 27.11); one that goes back and forth is not
+  expect_error(kpl(rcst ~ cca, d, grid = list(cca = c(0.5, seq(0, 1, length.out = 92)))), "strictly increasing",
                class = "fdakpl_input_error")
 })
 

@@ -121,8 +121,9 @@ test_that("19.5 numeric column names of the response are its grid; other names n
   same <- fit_small(rcst ~ cca, d, grid = list(rcst = times))
   expect_equal(unname(fitted(fit)), unname(fitted(same)), tolerance = 1e-12)
   expect_false(isTRUE(all.equal(unname(fitted(fit)), unname(fitted(fit_small(rcst ~ cca, d))))))
-  colnames(e$y) <- rev(format(times))
-  expect_error(fit_small(y ~ cca, e), "numbers but not increasing.*grid = list\\(y = ...\\)",
+  # decreasing column names are a grid too (issue 27.11); names that go back and forth are not
+  colnames(e$y) <- format(times)[c(2, 1, 3:55)]
+  expect_error(fit_small(y ~ cca, e), "numbers but neither increasing nor decreasing.*grid = list\\(y = ...\\)",
                class = "fdakpl_input_error")
 })
 

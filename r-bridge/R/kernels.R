@@ -1,0 +1,88 @@
+# kpl_kernel() and kpl_approx(): R descriptions of kernels and kernel approximations, made into
+# Python objects by kpl() (a Gaussian or Laplace kernel without sigma takes its width from the data).
+
+kernel_types <- c("gaussian", "laplace", "linear", "integral_gaussian")
+
+# sigma: one positive finite number, or NULL (from the data).
+check_sigma <- function(sigma, type) {
+  if (is.null(sigma)) return(NULL)
+  if (!is.numeric(sigma) || length(sigma) != 1L || is.na(sigma) || !is.finite(sigma) || sigma <= 0 ||
+      !is.null(dim(sigma))) {
+    input_error("`sigma` of kpl_kernel(\"%s\") must be one positive number (the width), or NULL to take it from the data; not %s",
+                type, deparse1(sigma), call = NULL)
+  }
+  as.double(sigma)
+}
+
+kpl_kernel <- function(type = c("gaussian", "laplace", "linear", "integral_gaussian"), sigma = NULL, ...) {
+  type <- check_string(type[1L], "type", kernel_types)
+  extra <- list(...)
+  if (length(extra)) {
+    input_error("kpl_kernel(\"%s\") %s, not %s", type,
+                if (type == "linear") "takes no parameter" else "takes `sigma` (the width)",
+                paste0("`", names(extra), "`", collapse = ", "), call = NULL)
+  }
+  if (type == "linear" && !is.null(sigma)) input_error("kpl_kernel(\"linear\") takes no parameter, not `sigma`", call = NULL)
+  sigma <- check_sigma(sigma, type)
+  if (type == "integral_gaussian" && is.null(sigma)) {
+    input_error("kpl_kernel(\"integral_gaussian\") needs `sigma` (the scale of the pointwise distances), e.g. sigma = 1",
+                call = NULL)
+  }
+  structure(list(type = type, sigma = sigma), class = "kpl_kernel")
+}
+
+print.kpl_kernel <- function(x, ...) {
+  name <- c(gaussian = "Gaussian", laplace = "Laplace", linear = "Linear", integral_gaussian = "Integral Gaussian")
+  width <- if (x$type == "linear") "" else if (!is.null(x$sigma)) sprintf(", sigma = %g", x$sigma) else
+    if (x$type == "gaussian") ", width from the data (median heuristic, tuned with lambda)" else
+      ", width from the data (median heuristic)"
+  cat(sprintf("%s kernel%s\n", name[[x$type]], width))
+  invisible(x)
+}
+
+# The Python kernel of a "kpl_kernel": NULL for a Gaussian kernel without sigma (Python's default),
+# "laplace" for a Laplace kernel without sigma (the bridge gives it the term's median-heuristic width).
+python_kernel <- function(k) {
+  if (is_python(k)) return(k)
+  if (k$type == "linear") return(fdakpl_python("kernels")$Linear())
+  if (is.null(k$sigma)) return(if (k$type == "gaussian") NULL else k$type)
+  cls <- c(gaussian = "Gaussian", laplace = "Laplace", integral_gaussian = "IntegralGaussian")[[k$type]]
+  py_call(fdakpl_python("kernels")[[cls]](k$sigma))
+}
+
+kpl_approx <- function(type = c("nystroem", "random_features"), n_components = NULL,
+                       landmarks = c("uniform", "kmeans"), random_state = 0L) {
+  type <- check_string(type[1L], "type", c("nystroem", "random_features"))
+  if (type == "random_features" && !missing(landmarks)) {
+    input_error("`landmarks` is for type = \"nystroem\"; random features draw frequencies, not landmarks", call = NULL)
+  }
+  n_components <- check_count(n_components, "n_components", min = 1, null_ok = TRUE)
+  landmarks <- check_string(landmarks[1L], "landmarks", c("uniform", "kmeans"))
+  random_state <- check_count(random_state, "random_state", null_ok = TRUE)
+  structure(list(type = type, n_components = n_components, landmarks = landmarks, random_state = random_state),
+            class = "kpl_approx")
+}
+
+print.kpl_approx <- function(x, ...) {
+  n <- if (is.null(x$n_components)) "min(300, number of curves)" else x$n_components
+  if (x$type == "nystroem") {
+    cat(sprintf("Nystroem approximation of the input kernel: %s landmarks (%s)\n", n, x$landmarks))
+  } else {
+    cat(sprintf("Random Fourier features of the (Gaussian) input kernel: %s features\n", n))
+  }
+  invisible(x)
+}
+
+# The Python feature map of a "kpl_approx" for a fit on `n` curves (Nystroem: at most n landmarks).
+python_approx <- function(a, n) {
+  features <- fdakpl_python("solvers.features")
+  k <- if (is.null(a$n_components)) as.integer(if (a$type == "nystroem") min(300L, n) else 300L) else a$n_components
+  if (a$type == "nystroem") {
+    if (k > n) {
+      input_error("kpl_approx(\"nystroem\", n_components = %d): at most one landmark per curve, and the fit has %d curves; use n_components <= %d",
+                  k, n, n, call = NULL)
+    }
+    return(py_call(features$Nystroem(n_components = k, landmarks = a$landmarks, random_state = a$random_state)))
+  }
+  py_call(features$RandomFourierFeatures(n_components = k, random_state = a$random_state))
+}
