@@ -30,7 +30,6 @@ from _results import write_results
 from threadpoolctl import threadpool_limits
 
 from fdakpl import Fourier, Gaussian, KPLRegressor, Wavelet, datasets
-from fdakpl.solvers.closed_form import ridge_coef
 
 OUT = Path(__file__).parent / "results" / "closed_form.json"
 
@@ -76,7 +75,7 @@ def path_time(model: KPLRegressor, X, Y, grid, Xnew, lams, predict: bool, repeat
             phi = model.dictionary_.evaluate(grid)
             Kn = model._kernel()(Xnew, model.X_fit_)
         for lam in lams[1:]:
-            W = ridge_coef(model.decomposition_, float(lam), times_B=True)
+            W = model.path_.coef(float(lam), times_B=True)  # lambda in the atoms' unit, as the fit
             if predict:
                 _ = (Kn @ W) @ phi.T
     return _times(run, repeat)

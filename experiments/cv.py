@@ -28,7 +28,6 @@ import xarray as xr
 
 from fdakpl import KPLRegressor
 from fdakpl.data.preprocessing import prepare_inputs
-from fdakpl.solvers.closed_form import ridge_coef
 
 from .common import kfolds
 
@@ -39,7 +38,7 @@ def kpl_ridge_path(model: KPLRegressor, X: Any, lams: np.ndarray) -> np.ndarray:
     Kn = model.kernel(Xv, model.X_fit_, Xw)
     phi = model.dictionary_.evaluate(model.grid_)
     mean = model.mean_(model.grid_)
-    return np.stack([Kn @ ridge_coef(model.decomposition_, lam, times_B=True) @ phi.T + mean for lam in lams])
+    return np.stack([Kn @ model.path_.coef(float(lam), times_B=True) @ phi.T + mean for lam in lams])
 
 
 def _warm_path(spec: dict[str, Any], cfg: dict[str, Any], lams: np.ndarray, Xtr: Any, Ytr: Any,

@@ -645,6 +645,30 @@ def _():
     return (lambda: res.prediction_bands(ds.isel(sample=[0]), alpha=0.1)), [ds]
 
 
+@_c("groups-one-group", "groups= naming a variable with a single label", ValueError,
+    r"groups='one' puts every curve in one group")
+def _():
+    ds = make_data().assign(one=("sample", np.array(["a"] * N, dtype=object)))
+    return (lambda: fit(ds, groups="one", lam="loo")), [ds]
+
+
+@_c("groups-missing-label", "a missing label (None, NaN, pd.NA) in a text group column", ValueError,
+    r"groups='g' has no label for samples \['id4'\]")
+def _():
+    ds = make_data()
+    g = ds["g"].values.astype(object)
+    g[4] = None
+    ds = ds.assign(g=("sample", g))
+    return (lambda: fit(ds, groups="g", lam="loo")), [ds]
+
+
+@_c("groups-with-gcv", "groups= with lam='gcv' (pointwise: it cannot leave groups out)", ValueError,
+    r"groups='g' would be ignored by lam='gcv'")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, groups="g", lam="gcv")), [ds]
+
+
 def _snapshot(objs):
     return [copy.deepcopy(o) for o in objs]
 

@@ -118,12 +118,13 @@ def test_coefficients_equal_kernel_ridge_with_alpha_n_lam(rng):
     Orthonormal dictionary (G = I), B = I: dual_coef_ = KernelRidge(alpha=n*lam, kernel="precomputed")
     .fit(K, nu).dual_coef_, with nu_i = <y_i, phi> the atom coefficients.
 
-    Any dictionary (Gram G): in the orthonormal basis psi = G^{-1/2} phi the coefficients of y_i are
+    Any dictionary (Gram G): lambda is in the unit u = trace(G) / d of the atoms' norms (u = 1 when G = I), so
+    the penalty is lam * u; in the orthonormal basis psi = G^{-1/2} phi the coefficients of y_i are
     c_i = G^{-1/2} nu_i, and with B = G^{-1} (the identity in psi coordinates)
-        dual_coef_ G^{-1/2} = KernelRidge(alpha=n*lam, kernel="precomputed").fit(K, C).dual_coef_,
+        dual_coef_ G^{-1/2} = KernelRidge(alpha=n*lam*u, kernel="precomputed").fit(K, C).dual_coef_,
         predict_coefficients(x) G^{1/2} = that KernelRidge's predict(k(x, X)),
     (G^{1/2} h(x) are the psi coordinates of the predicted curve). With B = I instead, each eigenvector v_l
-    of G (eigenvalue g_l) decouples: g_l dual_coef_ v_l = KernelRidge(alpha=n*lam/g_l).fit(K, nu v_l).dual_coef_.
+    of G (eigenvalue g_l) decouples: g_l dual_coef_ v_l = KernelRidge(alpha=n*lam*u/g_l).fit(K, nu v_l).dual_coef_.
     """
     X, Y, grid = problem(rng, n=35, m=64)
     Xnew = rng.uniform(-1, 1, size=(5, 3))
@@ -142,13 +143,15 @@ def test_coefficients_equal_kernel_ridge_with_alpha_n_lam(rng):
     spline = BSpline(8).fit(domain=(0.0, 1.0))
     G = spline.gram()
     assert np.abs(G - np.eye(G.shape[0])).max() > 0.05  # far from orthonormal
+    u = np.trace(G) / G.shape[0]
+    assert spline.lambda_unit() == pytest.approx(u, rel=1e-14) and fourier.dictionary_.lambda_unit() == 1.0
     G_half = np.real(sqrtm(G))
     G_mhalf = np.linalg.inv(G_half)
     est = KPLRegressor(dictionary=BSpline(8), kernel=Gaussian(SIGMA), output_matrix=Matrix(np.linalg.inv(G)),
                        lam=lam, center=False).fit(X, Y, locations=grid)
     np.testing.assert_allclose(est.gram_, G, rtol=1e-12, atol=1e-14)
     C = est.nu_ @ G_mhalf  # coordinates in the orthonormal basis psi = G^{-1/2} phi
-    kr = KernelRidge(alpha=n * lam, kernel="precomputed").fit(K, C)
+    kr = KernelRidge(alpha=n * lam * u, kernel="precomputed").fit(K, C)
     scale = np.abs(kr.dual_coef_).max()
     np.testing.assert_allclose(est.dual_coef_ @ G_mhalf, kr.dual_coef_, rtol=0, atol=1e-10 * scale)
     np.testing.assert_allclose(est.predict_coefficients(Xnew) @ G_half, kr.predict(Knew), rtol=0, atol=1e-10)
@@ -157,7 +160,7 @@ def test_coefficients_equal_kernel_ridge_with_alpha_n_lam(rng):
         X, Y, locations=grid)
     g, V = np.linalg.eigh(G)
     for ell in range(g.size):
-        kr = KernelRidge(alpha=n * lam / g[ell], kernel="precomputed").fit(K, ident.nu_ @ V[:, ell])
+        kr = KernelRidge(alpha=n * lam * u / g[ell], kernel="precomputed").fit(K, ident.nu_ @ V[:, ell])
         scale = np.abs(kr.dual_coef_).max()
         np.testing.assert_allclose(g[ell] * ident.dual_coef_ @ V[:, ell], kr.dual_coef_, rtol=0, atol=1e-10 * scale)
 

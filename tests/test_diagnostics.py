@@ -243,15 +243,19 @@ def test_diagnostics_constants_by_hand(dti):
     lam = lam_star(100, dg["d"], 0.05, dg["kappa"], dg["C_phi"], True)
     want = intermediate_5_2(100, m, dg["d"], lam, 0.05, dg["kappa"], dg["C_phi"], dg["L"], dg["R"], dg["M"])
     assert dg["bound"].bound == pytest.approx(want, rel=1e-12)
-    assert dg["lambda_star"] == pytest.approx(lam)
-    assert res.lam < lam and dg["bound_at_lambda"] is None  # the proof needs lambda >= lambda*
+    # the paper's lambda is the fit's penalty lam * u (u = trace(G) / d): lambda* is reported in the unit of lam
+    u = est.dictionary_.lambda_unit()
+    assert u == pytest.approx(np.trace(est.gram_) / est.gram_.shape[0], rel=1e-12)
+    assert dg["lambda_star"] == pytest.approx(lam / u)
+    assert res.lam * u < lam and dg["bound_at_lambda"] is None  # the proof needs lambda >= lambda*
 
 
 def test_bound_at_the_fitted_lambda_when_it_is_large_enough(dti):
-    res = _fit(dti, lam=50.0)
+    res = _fit(dti, lam=100.0)
     dg = res.diagnostics()
-    want = intermediate_5_2(100, 43, dg["d"], 50.0, 0.05, dg["kappa"], dg["C_phi"], dg["L"], dg["R"], dg["M"])
-    assert 50.0 > dg["lambda_star"] and dg["bound_at_lambda"].bound == pytest.approx(want, rel=1e-12)
+    u = res.estimator.dictionary_.lambda_unit()  # the bound is at the fit's penalty 100 u (u = 0.495 here)
+    want = intermediate_5_2(100, 43, dg["d"], 100.0 * u, 0.05, dg["kappa"], dg["C_phi"], dg["L"], dg["R"], dg["M"])
+    assert 100.0 > dg["lambda_star"] and dg["bound_at_lambda"].bound == pytest.approx(want, rel=1e-12)
 
 
 def test_kappa_of_integral_gaussian_on_curves_is_the_sum_of_weights():

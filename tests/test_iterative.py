@@ -169,7 +169,7 @@ def test_iterative_square_loss_full_data_equals_closed_form_with_matching_gram(r
     phi = itr.dictionary_.evaluate(grid)
     Gq = phi.T @ (w[:, None] * phi)
     assert np.abs(Gq - itr.gram_).max() > 1e-3 * np.abs(Gq).max()
-    A_cf = ridge_coef(decompose(itr.K_, Gq, itr.B_, itr.nu_), 1e-3)
+    A_cf = ridge_coef(decompose(itr.K_, Gq, itr.B_, itr.nu_), 1e-3 * itr.problem_.lam_unit)  # lambda's unit
     np.testing.assert_allclose(itr.dual_coef_, A_cf, rtol=1e-6, atol=1e-7 * np.abs(A_cf).max())
     exact = KPLRegressor(dictionary=BSpline(8), solver="exact_partial", **kw).fit(X, Y, locations=grid)
     np.testing.assert_allclose(exact.dual_coef_, A_cf, rtol=1e-8, atol=1e-9 * np.abs(A_cf).max())

@@ -23,8 +23,8 @@ def test_path_criteria_equal_brute_force(rng, missing, dic, B):
     X, Y, grid = make_problem(rng, n=9, m=11, missing=missing)
     obs = Observations.from_dense(Y, grid)
     w, _ = integration_weights(obs, (0.0, 1.0))
-    lams = np.array([1e-4, 3e-2])
     m = _fit(X, Y, grid, 1e-3, dic, B)
+    lams = np.array([1e-4, 3e-2]) / m.problem_.lam_unit  # penalties 1e-4 and 3e-2 whatever the atoms' norms
     crit = m.path_.criteria(lams)
     n = X.shape[0]
     for j, lam in enumerate(lams):

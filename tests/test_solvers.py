@@ -92,7 +92,8 @@ def test_estimator_equals_brute_force_kronecker(rng, missing, dictionary, output
         w = quadrature_weights(grid, (0.0, 1.0))
         N = (Yc * w) @ phi
     K = Gaussian(0.8)(X)
-    A_bf = brute_force_ridge(K, model.dictionary_.gram(), model.B_, N, 3e-3)
+    # the fit's penalty is lambda in the unit of the atoms' norms (trace(G) / d; 1 for orthonormal atoms)
+    A_bf = brute_force_ridge(K, model.dictionary_.gram(), model.B_, N, 3e-3 * model.dictionary_.lambda_unit())
     np.testing.assert_allclose(model.dual_coef_, A_bf, rtol=1e-9, atol=1e-9 * np.abs(A_bf).max())
     assert model.integration_ == ("plugin" if missing else "quadrature")
 

@@ -189,7 +189,8 @@ def test_front_end_chooses_the_exact_partial_lambda_by_its_own_loo():
     obs_c = obs.with_values(obs.value - est.mean_(obs.location))
     w = (1.0 / obs.counts)[obs.index]
     phi = est.dictionary_.evaluate(obs.location)
-    brute = [_brute_force_loo(est.K_, est.B_, phi, obs_c, w, lam) for lam in grid]
+    # the fit's penalty is lambda in the unit of the atoms' norms (KPLProblem.lam_unit)
+    brute = [_brute_force_loo(est.K_, est.B_, phi, obs_c, w, lam * est.problem_.lam_unit) for lam in grid]
     np.testing.assert_allclose(res.criteria.loo, brute, rtol=1e-7)
     assert res.lam == grid[int(np.argmin(brute))]
 

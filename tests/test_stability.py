@@ -145,8 +145,9 @@ def test_fitted_estimator_matches_extended_precision_at_lambda_1e_12():
         est = KPLRegressor(dictionary=Learned(5, tau=1e-3, max_iter=20, progress=False, random_state=0),
                            kernel=Gaussian(0.3), lam=1e-12).fit(X, Y)
     K, G, B, N = est.K_, est.gram_, est.B_, est.nu_
-    ref = mp_solve(mp_system(K, G, B, K.shape[0]), N, 1e-12)
-    cond = system_cond(K, G, B, 1e-12)
+    lam = 1e-12 * est.dictionary_.lambda_unit()  # the fit's penalty: lambda in the unit of the atoms' norms
+    ref = mp_solve(mp_system(K, G, B, K.shape[0]), N, lam)
+    cond = system_cond(K, G, B, lam)
     assert np.all(np.isfinite(est.dual_coef_)) and np.all(np.isfinite(est.predict(X).values))
     assert np.linalg.norm(est.dual_coef_ - ref) / np.linalg.norm(ref) <= 50 * cond * EPS + 1e-13
     pred = est.predict(X).values

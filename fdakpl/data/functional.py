@@ -194,7 +194,8 @@ def quadrature_weights(grid: np.ndarray, domain: tuple[float, float] | None = No
     if grid.ndim != 1 or grid.size == 0:
         raise ValueError("grid must be a non-empty 1-d array of locations")
     lo, hi = (grid[0], grid[-1]) if domain is None else map(float, domain)
-    if grid[0] < lo - 1e-12 or grid[-1] > hi + 1e-12:
+    tol = 1e-12 * max(hi - lo, abs(lo), abs(hi))  # relative: the same check in any unit of the locations
+    if grid[0] < lo - tol or grid[-1] > hi + tol:
         raise ValueError(f"grid [{grid[0]}, {grid[-1]}] leaves the domain [{lo}, {hi}]")
     if grid.size == 1:
         return np.array([hi - lo if hi > lo else 1.0])
@@ -466,7 +467,7 @@ def from_long(
     grid = np.unique(loc_vals) if grid is None else np.asarray(grid, dtype=float)
     col = np.searchsorted(grid, loc_vals)
     col = np.clip(col, 0, grid.size - 1)
-    if not np.allclose(grid[col], loc_vals, rtol=0, atol=1e-12 * max(1.0, np.abs(grid).max())):
+    if not np.allclose(grid[col], loc_vals, rtol=0, atol=1e-12 * float(np.abs(grid).max())):  # relative: any unit
         raise ValueError("some long-form locations are not on the requested grid; pass grid=None or a finer grid")
     row_of = pd.Index(samples).get_indexer(df[SAMPLE])
     if (row_of < 0).any():

@@ -131,7 +131,7 @@ class Dictionary(BaseEstimator):
 
     def _inside(self, theta: np.ndarray) -> bool:
         lo, hi = self.domain_
-        tol = DOMAIN_TOL * max(1.0, hi - lo)
+        tol = DOMAIN_TOL * (hi - lo) + 4.0 * np.spacing(max(abs(lo), abs(hi)))  # relative: any unit of the locations
         theta = np.asarray(theta, dtype=float)
         return not (theta.size and (theta.min() < lo - tol or theta.max() > hi + tol or not np.isfinite(theta).all()))
 
@@ -177,6 +177,32 @@ class Dictionary(BaseEstimator):
             g = self._gram()
             self._gram_cache = 0.5 * (g + g.T)
         return self._gram_cache.copy()
+
+    def lambda_unit(self) -> float:
+        """The unit of lambda with this dictionary: the mean squared L2 norm of its atoms, ``trace(G) / d``.
+
+        The data term of the KPL objective is an L2 integral over the response's domain, and the penalty
+        weighs the atoms' coefficients; how the two compare depends on the atoms' norms, which for most
+        families depend on the unit of the response's location (hat functions and B-splines take values
+        near 1, so their norms grow with the length of the domain; orthonormal families do not). The fit
+        therefore uses ``lambda * lambda_unit()``: the same ``lambda`` means the same fit whatever the unit
+        of the locations, and for an orthonormal dictionary (Fourier, FPCA) it is the paper's ``lambda``
+        (the unit is 1).
+
+        Examples
+        --------
+        >>> from fdakpl.dictionaries import BSpline, Fourier
+        >>> Fourier(2).fit(domain=(0.0, 1e-9)).lambda_unit()
+        1.0
+        >>> a = BSpline(6).fit(domain=(0.0, 1.0)).lambda_unit()
+        >>> bool(np.isclose(BSpline(6).fit(domain=(0.0, 1e-9)).lambda_unit(), 1e-9 * a))
+        True
+        """
+        self._require_fitted()
+        if getattr(self, "_gram_cache", None) is None:
+            self.gram()
+        g = self._gram_cache
+        return float(np.trace(g)) / g.shape[0]
 
     def scaled_gram_eigh(self, b_half: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Eigenvalues (ascending) and eigenvectors of ``B^{1/2} G B^{1/2}`` (of ``G`` when ``b_half`` is None).

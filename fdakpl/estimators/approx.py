@@ -306,18 +306,19 @@ class ApproxKPLRegressor(FunctionalEstimator):
         self.primal_ = primal_decompose(self.stats_, G, B)
 
         lams = self._lams()
+        unit = dic.lambda_unit()  # lambda in the unit of the atoms' norms, as the exact fits (KPLProblem.lam_unit)
         if lams is None:
             self.lam_, self.lams_, self.gcv_, self.scores_, self.criterion_ = float(self.lam), None, None, None, None
         else:
             from ..tuning.primal import primal_loo_block
 
-            g = self.primal_.gcv(lams)
+            g = self.primal_.gcv(lams * unit)
             self.criterion_ = self._criterion()
             sc = g if self.criterion_ == "gcv" else st.reduce_pass(
-                plan, primal_loo_block, (ctx, self.primal_, lams), self.progress, "leave-one-curve-out") / n
+                plan, primal_loo_block, (ctx, self.primal_, lams * unit), self.progress, "leave-one-curve-out") / n
             self.lam_, self.lams_, self.gcv_, self.scores_ = float(lams[int(np.argmin(sc))]), lams, g, sc
-        self.coef_ = self.primal_.coef(self.lam_)
-        self.edf_ = self.primal_.edf(self.lam_)
+        self.coef_ = self.primal_.coef(self.lam_ * unit)
+        self.edf_ = self.primal_.edf(self.lam_ * unit)
         self.grid_ = grid
         self.n_samples_fit_ = n
         return self

@@ -85,7 +85,11 @@ class KPLRegressor(FunctionalEstimator):
         average, so ``lambda`` corresponds to scikit-learn's ``KernelRidge(alpha=n * lambda)``: with
         an orthonormal dictionary and ``B = I``, ``dual_coef_`` equals
         ``KernelRidge(alpha=n * lam, kernel="precomputed").fit(K, nu_).dual_coef_`` (``nu_`` the
-        atom coefficients of the responses); see the guide's tuning page for other dictionaries.
+        atom coefficients of the responses). ``lambda`` is measured in the unit of the atoms'
+        norms: the fit's penalty is ``lam * u`` with ``u = trace(G) / d`` the mean squared L2
+        norm of the atoms (:meth:`~fdakpl.dictionaries.Dictionary.lambda_unit`; 1 for orthonormal
+        dictionaries), so a ``lam`` gives the same fit whatever the unit of the response's
+        locations; for other dictionaries ``alpha = n * lam * u`` (see the guide's tuning page).
     center : bool, default True
         Centre the responses with the training mean function (as in the
         paper) and add it back to predictions. With a loss other than the
@@ -281,18 +285,19 @@ class KPLRegressor(FunctionalEstimator):
         K = path.K if path is not None else problem.kernel_matrix(kernel)
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
         self.route_, self.path_ = None, None
+        lam = self.lam * problem.lam_unit  # lambda in the unit of the atoms' norms (KPLProblem.lam_unit)
         if solver == "eig":
             if path is None and self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eig of K
                 Bs = (B, B) if identity else sym_sqrt(B)  # I^1/2 = I^-1/2 = I
-                A, self.route_ = ridge_single(K, problem.gram, B, problem.nu, self.lam,
+                A, self.route_ = ridge_single(K, problem.gram, B, problem.nu, lam,
                                               output_eigh=problem.dictionary.scaled_gram_eigh(Bs[0]), B_sqrt=Bs)
             else:
                 self.path_ = path if path is not None else RidgePath.fit(problem, kernel, B, identity, K=K)
                 A, self.route_ = self.path_.coef(self.lam), "eigendecomposition"
         elif solver == "sylvester":
-            A = ridge_sylvester(K, problem.gram, B, problem.nu, self.lam)
+            A = ridge_sylvester(K, problem.gram, B, problem.nu, lam)
         else:  # "exact_partial" or "iterative": per-point estimated losses (fdakpl.solvers.iterative)
-            res = solve_kpl(K, B, point_design(problem.centred, problem.phi, problem.weights), self.lam, solver,
+            res = solve_kpl(K, B, point_design(problem.centred, problem.phi, problem.weights), lam, solver,
                             problem.loss, self.solver_options)
             A = res.coef
             self.n_iter_, self.converged_, self.grad_norm_ = res.n_iter, res.converged, res.grad_norm

@@ -35,15 +35,19 @@ from ..utils.saved import saved
 from .steps import (
     SPARSE_ATOMS,
     SPARSE_POINTS,
+    atom_candidates,
     combine,
     criterion_of,
     curvature_ratio,
     default_widths,
     exact_partial_choice,
+    group_labels,
     is_sparse,
+    kfold_scorer,
     routing,
     tune,
     tuning_grid,
+    tuning_notices,
 )
 
 __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
@@ -75,6 +79,9 @@ class FunctionalRegression:
         private copy of the variables it uses (``model.data``): later edits of ``data`` change nothing.
     dictionary : str or Dictionary, default "auto"
         A :class:`~fdakpl.dictionaries.Dictionary` or a name (``"db3"``, ``"fourier"``, ``"fpca"``, ...).
+        ``"auto"``: hat functions on up to 21 response locations, B-splines for sparse responses, else a
+        Fourier basis whose number of frequencies (10, 20 or 40, at most one atom per location) is chosen
+        with the widths, ``b`` and lambda by the criterion of ``lam``.
     level : int, optional
         Number of decomposition levels of a wavelet dictionary given by name (the ``level`` of
         :class:`~fdakpl.dictionaries.Wavelet`).
@@ -90,19 +97,23 @@ class FunctionalRegression:
         Regularisation, or how to choose it: exact leave-one-curve-out over ``lam_grid``
         (default, closed form on every route), pointwise GCV (leaves out single points; it
         undersmooths when points within a curve are dependent, see the guide's tuning page),
-        K-fold CV (``cv`` folds, over ``lam_grid`` and ``param_grid``), a number, or a grid
+        K-fold CV (``cv`` folds: the widths, ``b``, the atoms and lambda like the default, or exactly
+        ``param_grid`` and ``lam_grid`` when ``param_grid`` is given), a number, or a grid
         (chosen by leave-one-curve-out). ``lambda`` weighs the RKHS norm in
-        ``(1/n) sum_i ||y_i - f(x_i)||^2 + lambda ||f||^2``: the loss is averaged over the ``n``
+        ``(1/n) sum_i ||y_i - f(x_i)||^2 + lambda u ||f||^2``: the loss is averaged over the ``n``
         curves, so ``lambda`` is scikit-learn's ``KernelRidge(alpha=n * lambda)`` (exactly so with
-        an orthonormal dictionary and ``B = I``; see the guide's tuning page).
+        an orthonormal dictionary and ``B = I``; see the guide's tuning page), and ``u`` is the mean
+        squared norm of the atoms (1 for orthonormal dictionaries), so that ``lambda`` does not depend
+        on the unit of the response's locations.
     lam_grid : sequence, optional
         Grid for the criteria (default ``geomspace(1e-8, 1, 21)``).
     width_grid : "auto", sequence of float or None
         Multiples of the median-heuristic width tried for every Gaussian term whose kernel is not
-        given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", or
-        at a fixed lambda by leave-one-curve-out); ``"auto"``:
-        :data:`fdakpl.tuning.search.DEFAULT_WIDTH_MULTIPLES`; ``None``: the median heuristic itself.
-        Not used by ``lam="cv"`` (give ``param_grid={"sigma": [...]}``) nor by ``approx=``.
+        given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", "cv",
+        or at a fixed lambda by leave-one-curve-out); ``"auto"``:
+        :data:`fdakpl.tuning.search.DEFAULT_WIDTH_MULTIPLES` (on the exact partial route of sparse
+        responses: the median heuristic, unless a grid is given); ``None``: the median heuristic
+        itself. Not used by ``approx=``, nor by ``lam="cv"`` with a ``param_grid``.
     b_grid : "auto", sequence of float or None
         Scale decays ``b`` of ``B = diag(b^-scale)`` tried jointly (only when ``output_matrix``
         is not given and the dictionary has atoms at several scales); ``"auto"``:
@@ -136,8 +147,10 @@ class FunctionalRegression:
     groups : str or array-like, optional
         Curves that are not independent, e.g. several curves of one subject: the name of a
         variable of ``data`` (dim ``sample``) or one label per curve. Leave-one-curve-out then
-        leaves out whole groups (exact, closed form) and ``lam="cv"`` keeps each group in one
-        fold; otherwise dependent curves predict each other and the criteria undersmooth.
+        leaves out whole groups (exact, closed form, on every route but ``approx=``) and ``lam="cv"``
+        keeps each group in one fold; otherwise dependent curves predict each other and the criteria
+        undersmooth. Refused with a single group, with curves without a label, with ``lam="gcv"``
+        and with ``approx=``.
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
         :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
@@ -253,7 +266,8 @@ class FunctionalRegression:
         return default_widths(Xv, Xw, self._given_kernels())
 
     def _group_labels(self) -> tuple[np.ndarray | None, str]:
-        """One label per curve from ``groups`` (a variable name or labels), checked; and what they are."""
+        """One group code per curve from ``groups`` (a variable name or labels), checked
+        (:func:`fdakpl.regression.steps.group_labels`); and what they are."""
         g = self.groups
         if g is None:
             return None, ""
@@ -263,13 +277,8 @@ class FunctionalRegression:
             if g not in self.data or self.data[g].dims != ("sample",):
                 raise ValueError(f"groups={g!r} must name a variable of data with the single dim 'sample'")
             g = self.data[g].values
-        labels = np.asarray(g)
-        if labels.shape != (n,):
-            raise ValueError(f"groups must give one label per curve ({n}), got shape {labels.shape}")
-        if (labels.dtype.kind in "fc" and np.isnan(labels.astype(float)).any()) or \
-                (labels.dtype == object and any(v is None for v in labels)):
-            raise ValueError("groups has missing labels; give every curve a group")
-        return labels, label
+        samples = self.data["sample"].values if "sample" in self.data.coords else None
+        return group_labels(g, n, f"groups={label!r}" if label != "groups" else "groups", samples), label
 
     def _estimator(self, kernel: Kernel, solver: str, lam: float, *, loss: Any = None, dictionary: Any = None,
                    output_matrix: Any = None) -> KPLRegressor:
@@ -392,9 +401,10 @@ class FunctionalRegression:
         """The approximate (primal) fit: lambda by its own leave-one-curve-out or GCV from streamed statistics."""
         from ..estimators.approx import ApproxKPLRegressor
 
-        if isinstance(criterion, GroupLOO):
-            raise ValueError("groups= is not available with approx= (the primal leave-one-out leaves out "
-                             "single curves); drop approx= or groups=")
+        if self.groups is not None:
+            raise ValueError("groups= is not available with approx=: the approximate (primal) solver's "
+                             "leave-one-out leaves out single curves, and nothing else on that route uses groups; "
+                             "drop approx= or groups=")
         if criterion.key == "cv":
             raise ValueError(f"lam={self.lam!r} is not available with approx=: the approximate (primal) "
                              "solver chooses lambda by leave-one-curve-out (default) or GCV from its "
@@ -426,52 +436,53 @@ class FunctionalRegression:
         kernel = combine(kernels, self.combine)
         output_matrix = self.output_matrix
         fixed = isinstance(criterion, Fixed)
-        if criterion.key == "cv":
-            est0 = self._estimator(kernel, solver, float(grid[0]), dictionary=dictionary)
-            pg = self._cv_param_grid(kernels)
-            cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,
-                                   random_state=self.random_state, n_jobs=self.n_jobs, progress=self.progress,
-                                   groups=criterion.groups)  # type: ignore[attr-defined]
-            best = cv_result["best_params"]
-            lam = fit["chosen"] = cv_result["best_lam"]
-            est = est0.set_params(**best, lam=lam)
-            self._warn_cv_edges(pg, best, criterion)
-            fit["cv_result"] = cv_result
-            if "dictionary" in best or "loss" in best:  # the problem depends on them
-                problem = refit_problem(square, dictionary=est.dictionary, loss=est.loss)
-                fit["problem"] = problem
-            if "kernel" in best:  # the sigma grid: one combined kernel per candidate
-                kernels = dict(best["kernel"].kernels)
-            return est.fit_problem(problem), kernels, lam, criterion
+        if criterion.key == "cv" and self.param_grid:  # the user's grid, searched as given
+            return self._fit_cv_grid(X, Y, square, dictionary, solver, kernels, criterion, grid, fit)
         partial = solver == "exact_partial" or (solver == "iterative" and sparse)
-        if partial and not fixed and problem.n_points <= MAX_POINTS:
-            # the exact partial ridge's own criteria (one N x N eigendecomposition, exact path); for a robust loss
-            # on sparse responses it is the square-loss stand-in (per-point losses, like the iterative fit);
-            # kernel widths and b are not tuned on this route
-            B, _ = square.output_matrix(output_matrix)
-            fit["criteria"], lam, criterion = exact_partial_choice(square, kernel, B, grid, criterion, sparse, notes)
-            fit["chosen"] = lam
-            if solver == "iterative":
-                lam *= curvature_ratio(self.loss)
-                notes.append(f"lambda chosen by {criterion.short} of the exact partial square-loss ridge, a "
-                             f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
-            est = self._estimator(kernel, solver, lam, dictionary=dictionary).fit_problem(problem)
-            return est, kernels, lam, criterion
+        if partial and criterion.key == "cv":  # K-fold CV tunes what the exact partial route's default tunes
+            widths = None if isinstance(self.width_grid, str) else widths
+            bs = None if isinstance(self.b_grid, str) else bs
+        elif partial and problem.n_points <= MAX_POINTS:
+            return self._fit_exact_partial(square, problem, dictionary, solver, sparse, kernels, given, widths, bs,
+                                           criterion, grid, notes, fit)
         tuned = [t for t in kernels if given[t] is None] if widths is not None else []
         tune_b = output_matrix is None and bs is not None and np.ptp(square.dictionary.scales_) > 0
         path = None
         lam = float(grid[0])
         if not (fixed and not tuned and not tune_b):
-            # the closed-form square-loss ridge scores every candidate (a stand-in for other losses/solvers); at
-            # a fixed lambda the widths and b are chosen by leave-one-curve-out at that lambda
+            # the closed-form square-loss ridge scores every candidate (a stand-in for other losses/solvers), or
+            # K-fold CV (lam="cv"); at a fixed lambda the widths and b are chosen by leave-one-curve-out at that
+            # lambda; dictionary="auto" on many locations also chooses the number of Fourier atoms
             groups, label = self._group_labels()
             scorer = criterion if not fixed else (LOO() if groups is None else GroupLOO(groups, label))
-            result, path, kernels, output_matrix = tune(
-                square, kernels, tuned, widths, bs, output_matrix, self.combine, grid, scorer,
-                width_default=isinstance(self.width_grid, str), b_default=isinstance(self.b_grid, str), notes=notes)
+            cands = atom_candidates(dictionary, square)
+            problems = [(dictionary, square)] + [(d, refit_problem(square, dictionary=d)) for d in cands[1:]]
+            tried, shared = [], {}  # the kernel matrices and their eigendecompositions serve every dictionary
+            for spec, cand in problems:
+                kfold = None if criterion.key != "cv" else kfold_scorer(
+                    self._estimator(kernel, solver, lam, dictionary=spec), X, Y, grid, criterion,  # type: ignore[arg-type]
+                    self.n_jobs, self.progress)
+                tried.append((spec, cand, tune(cand, kernels, tuned, widths, bs, output_matrix, self.combine, grid,
+                                               scorer, width_default=isinstance(self.width_grid, str),
+                                               b_default=isinstance(self.b_grid, str), notes=notes, scorer=kfold,
+                                               say=False, shared=shared)))
+            dictionary, square, (result, path, kernels, output_matrix) = min(tried, key=lambda t: t[2][0].score)
+            tuning_notices(result, widths if tuned else np.array([1.0]), bs if tune_b else None, scorer,
+                           isinstance(self.width_grid, str), isinstance(self.b_grid, str), notes)
+            if len(tried) > 1:
+                shown = ", ".join(f"{c.d} atoms {t[0].score:.4g}" for _, c, t in tried)
+                notes.append(f"dictionary='auto': {square.d} Fourier atoms chosen by {scorer.short} with the widths, b "
+                             f"and lambda ({shown})")
+            problem = square if is_square(make_loss(self.loss)) else refit_problem(square, loss=self.loss)
+            fit["problem"] = problem
             lam = fit["chosen"] = result.lam
             fit["tuning"] = result
-            kernel = path.kernel
+            kernel = combine(kernels, self.combine) if criterion.key == "cv" else path.kernel
+            if criterion.key == "cv":  # the chosen candidate's CV table (b x lambda)
+                fit["cv_result"] = {"scores": path["scores"], "scores_std": path["scores_std"], "lams": grid,
+                                    "best_index": result.index[1:], "best_lam": lam, "n_splits": path["n_splits"]}
+                est = self._estimator(kernel, solver, lam, dictionary=dictionary, output_matrix=output_matrix)
+                return est.fit_problem(problem), kernels, lam, criterion
         if solver == "eig":  # square loss (routing): the path tuning chose is the fit
             est = self._estimator(kernel, "eig" if path is not None else self.solver, lam, dictionary=dictionary,
                                   output_matrix=output_matrix)
@@ -482,4 +493,58 @@ class FunctionalRegression:
         if not fixed:  # a loss curving like c a^2 near 0 matches the square loss's fit at lambda * c
             lam *= curvature_ratio(self.loss)
         est = self._estimator(kernel, solver, lam, dictionary=dictionary, output_matrix=output_matrix)
+        return est.fit_problem(problem), kernels, lam, criterion
+
+    def _fit_exact_partial(self, square: Any, problem: Any, dictionary: Any, solver: str, sparse: bool,
+                           kernels: dict[str, Kernel], given: dict[str, Kernel | None], widths: np.ndarray | None,
+                           bs: np.ndarray | None, criterion: Criterion, grid: np.ndarray, notes: list[str],
+                           fit: dict[str, Any]) -> tuple[KPLRegressor, dict[str, Kernel], float, Criterion]:
+        """The exact partial ridge (sparse responses, or asked for), tuned by its own exact criteria: lambda by GCV,
+        leave-one-curve-out or leave-one-group-out along its exact path (one N x N eigendecomposition per
+        candidate); the widths and ``b`` only when ``width_grid`` / ``b_grid`` are given (the defaults keep the
+        median heuristic and B = I on this route, benchmarks/sparse_responses.py). For a robust loss on sparse
+        responses it is the square-loss stand-in (per-point losses, like the iterative fit)."""
+        fixed = isinstance(criterion, Fixed)
+        widths = None if isinstance(self.width_grid, str) else widths
+        bs = None if isinstance(self.b_grid, str) else bs
+        tuned = [t for t in kernels if given[t] is None] if widths is not None else []
+        tune_b = self.output_matrix is None and bs is not None and np.ptp(square.dictionary.scales_) > 0
+        output_matrix, lam = self.output_matrix, float(grid[0])
+        if not (fixed and not tuned and not tune_b):
+            groups, label = self._group_labels()
+            scorer = criterion if not fixed else (LOO() if groups is None else GroupLOO(groups, label))
+            result, criteria, kernels, output_matrix, used = exact_partial_choice(
+                square, kernels, tuned, widths, bs, output_matrix, self.combine, grid, scorer, sparse, notes)
+            lam = fit["chosen"] = result.lam
+            fit["tuning"] = result if tuned or tune_b else None
+            if not fixed:
+                fit["criteria"], criterion = criteria, used
+        if solver == "iterative" and not fixed:
+            lam *= curvature_ratio(self.loss)
+            notes.append(f"lambda chosen by {criterion.short} of the exact partial square-loss ridge, a "
+                         f"stand-in for solver={solver!r}; use lam='cv' for a direct choice")
+        est = self._estimator(combine(kernels, self.combine), solver, lam, dictionary=dictionary,
+                              output_matrix=output_matrix).fit_problem(problem)
+        return est, kernels, lam, criterion
+
+    def _fit_cv_grid(self, X: Any, Y: Any, square: Any, dictionary: Any, solver: str, kernels: dict[str, Kernel],
+                     criterion: Criterion, grid: np.ndarray, fit: dict[str, Any]
+                     ) -> tuple[KPLRegressor, dict[str, Kernel], float, Criterion]:
+        """``lam="cv"`` with a ``param_grid``: K-fold CV over exactly the user's grid and ``lam_grid``."""
+        est0 = self._estimator(combine(kernels, self.combine), solver, float(grid[0]), dictionary=dictionary)
+        pg = self._cv_param_grid(kernels)
+        cv_result = kfold_path(est0, X, Y, lams=grid, param_grid=pg, n_splits=self.cv,
+                               random_state=self.random_state, n_jobs=self.n_jobs, progress=self.progress,
+                               groups=criterion.groups)  # type: ignore[attr-defined]
+        best = cv_result["best_params"]
+        lam = fit["chosen"] = cv_result["best_lam"]
+        est = est0.set_params(**best, lam=lam)
+        self._warn_cv_edges(pg, best, criterion)
+        fit["cv_result"] = cv_result
+        problem = fit["problem"]
+        if "dictionary" in best or "loss" in best:  # the problem depends on them
+            problem = refit_problem(square, dictionary=est.dictionary, loss=est.loss)
+            fit["problem"] = problem
+        if "kernel" in best:  # the sigma grid: one combined kernel per candidate
+            kernels = dict(best["kernel"].kernels)
         return est.fit_problem(problem), kernels, lam, criterion

@@ -5,29 +5,34 @@ widths and ``b`` are tried, and the tuning itself, which returns the ridge path 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..data.scaling import median
+from ..dictionaries import Dictionary, Fourier
 from ..kernels import Gaussian, Kernel, Product, ScaleDecay, Sum
 from ..losses import is_square, make_loss
-from ..ridge.path import PathCriteria, RidgePath
+from ..ridge.path import PathCriteria
 from ..ridge.problem import KPLProblem
 from ..solvers.dispatch import resolve_solver
 from ..tuning.criteria import DEFAULT_LAMBDAS, GCV, LOO, Criterion, Fixed, GroupLOO, KFold, check_grid, edge_notice
-from ..tuning.partial import exact_partial_path
-from ..tuning.search import TuningResult, search
+from ..tuning.partial import partial_scorer
+from ..tuning.search import Scorer, TuningResult, search
 from ..utils.notices import warn
 
-__all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "combine", "criterion_of", "curvature_ratio", "default_widths",
-           "exact_partial_choice", "is_sparse", "routing", "tune", "tuning_grid"]
+__all__ = ["AUTO_FOURIER_FREQS", "SPARSE_ATOMS", "SPARSE_POINTS", "atom_candidates", "combine", "criterion_of",
+           "curvature_ratio", "default_widths", "exact_partial_choice", "group_labels", "is_sparse", "kfold_scorer",
+           "routing", "tune", "tuning_grid", "tuning_notices"]
 
 #: responses observed at fewer points per curve (median) than this are "sparse" (the default dictionary's size)
 SPARSE_POINTS = 21
 #: atoms of the default dictionary for sparse responses (a cubic B-spline basis; benchmarks/sparse_responses.py)
 SPARSE_ATOMS = 8
+#: frequencies of the Fourier bases among which ``dictionary="auto"`` chooses on more than 21 response locations
+#: (:func:`atom_candidates`; benchmarks/atoms_and_cv.py)
+AUTO_FOURIER_FREQS = (10, 20, 40)
 
 
 def is_sparse(counts: np.ndarray, n_locations: int) -> bool:
@@ -111,9 +116,19 @@ def criterion_of(lam: Any, lam_grid: Any, groups: np.ndarray | None, groups_labe
         if how not in {"gcv", "loo", "cv"}:
             raise ValueError(f"lam must be 'loo', 'gcv', 'cv', a number > 0 or a grid, got {lam!r}")
         grid = DEFAULT_LAMBDAS.copy() if lam_grid is None else check_grid(lam_grid, "lam_grid")
+        who = "groups" if groups_label in {"", "groups"} else f"groups={groups_label!r}"
         if how == "gcv":
+            if groups is not None:
+                raise ValueError(f"{who} would be ignored by lam='gcv', which leaves out single "
+                                 "points; use lam='loo' (leave-one-group-out) or lam='cv' (whole groups in a fold), "
+                                 "or drop groups=")
             return GCV(), grid
         if how == "cv":
+            n_groups = 0 if groups is None else int(np.unique(groups).size)
+            if groups is not None and n_groups < n_splits:
+                raise ValueError(f"lam='cv' keeps each group in one fold, so cv={n_splits} folds need at least "
+                                 f"{n_splits} groups; {who} has {n_groups}: lower cv= or use "
+                                 "lam='loo' (leave-one-group-out)")
             return KFold(n_splits, random_state, groups), grid
         return (LOO() if groups is None else GroupLOO(groups, groups_label)), grid
     if isinstance(lam, (bool, np.bool_)):
@@ -130,6 +145,52 @@ def criterion_of(lam: Any, lam_grid: Any, groups: np.ndarray | None, groups_labe
         return Fixed(value), np.array([value])
     grid = check_grid(lam, "lam")
     return (LOO() if groups is None else GroupLOO(groups, groups_label)), grid
+
+
+def group_labels(values: Any, n: int, label: str, samples: np.ndarray | None = None) -> np.ndarray:
+    """One group code per curve (0, 1, ... in order of first appearance) from the labels of ``groups=``, checked.
+
+    Missing labels (None, NaN, ``pd.NA``, NaT, in any column type) are named by sample; a single group is refused
+    (leaving it out leaves nothing to train on, so the criterion cannot choose); labels of mixed types are
+    compared as they are (``1`` and ``"1"`` are two groups).
+
+    Parameters
+    ----------
+    values : array-like
+        One label per curve.
+    n : int
+        Number of curves.
+    label : str
+        How the message names the groups (``"groups='subject'"``).
+    samples : numpy.ndarray, optional
+        The curves' sample labels, to name curves without a group.
+
+    Examples
+    --------
+    >>> group_labels(["b", "a", "b", 3], 4, "groups")
+    array([0, 1, 0, 2])
+    >>> group_labels(["a", None, "b"], 3, "groups='subject'", np.array(["s1", "s2", "s3"]))
+    Traceback (most recent call last):
+    ...
+    ValueError: groups='subject' has no label for samples ['s2']; give every curve a group, or drop those ...
+    """
+    import pandas as pd
+
+    from ..data.labels import samples_text
+
+    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    if arr.shape != (n,):
+        raise ValueError(f"{label} must give one label per curve ({n}), got shape {arr.shape}")
+    missing = np.flatnonzero(pd.isna(pd.Series(arr, dtype=object)).to_numpy())
+    if missing.size:
+        how = f" (e.g. ds.dropna('sample', subset=[{label.split('=', 1)[1]}]))" if "=" in label else ""
+        raise ValueError(f"{label} has no label for {samples_text(missing, samples)}; give every curve a group, or "
+                         f"drop those curves{how}")
+    codes = pd.factorize(pd.Series(arr, dtype=object))[0].astype(np.int64)
+    if codes.max() == 0:
+        raise ValueError(f"{label} puts every curve in one group: leaving it out leaves no curve to fit, so no "
+                         "criterion can choose lambda; give at least two groups, or drop groups=")
+    return codes
 
 
 def tuning_grid(value: Any, default: np.ndarray, name: str) -> np.ndarray | None:
@@ -182,13 +243,15 @@ def combine(kernels: Mapping[str, Kernel], how: str) -> Kernel:
 
 def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widths: np.ndarray | None,
          bs: np.ndarray | None, output_matrix: Any, how: str, lams: np.ndarray, criterion: Criterion,
-         width_default: bool, b_default: bool, notes: list[str]
-         ) -> tuple[TuningResult, RidgePath, dict[str, Kernel], Any]:
+         width_default: bool, b_default: bool, notes: list[str], scorer: Scorer | None = None, say: bool = True,
+         shared: dict | None = None) -> tuple[TuningResult, Any, dict[str, Kernel], Any]:
     """Choose the widths of the ``tuned`` Gaussian terms (multiples of their current widths), ``b`` and lambda.
 
-    Returns the tuning table, the chosen candidate's ridge path, the
-    chosen kernels per term and output matrix. Edge notices go through :func:`fdakpl.utils.notices.warn`;
-    a ``b`` at the top of the default grid is a note (``notes``).
+    Returns the tuning table, the chosen candidate's ridge path (what ``scorer`` gives for it, when given: see
+    :func:`fdakpl.tuning.search.search`), the chosen kernels per term and output matrix. Edge notices go through
+    :func:`fdakpl.utils.notices.warn`; a ``b`` at the top of the default grid is a note (``notes``); with
+    ``say=False`` neither (:func:`tuning_notices` says them for the candidate finally chosen). ``shared`` caches the
+    kernel matrices and their eigendecompositions across problems with the same inputs (see ``search``).
     """
     tune_b = output_matrix is None and bs is not None and np.ptp(problem.dictionary.scales_) > 0
     terms = tuned if widths is not None else []
@@ -205,31 +268,95 @@ def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widt
     def output_of(b: float) -> tuple[np.ndarray, bool]:
         return problem.output_matrix(ScaleDecay(b) if tune_b else output_matrix)
 
-    result, path = search(problem, kernel_of, mults, len(terms), output_of, b_grid, lams, criterion, terms)
+    result, path = search(problem, kernel_of, mults, len(terms), output_of, b_grid, lams, criterion, terms, scorer,
+                          shared)
     chosen = dict(kernels)
     for t, m in zip(terms, result.multiples, strict=True):
         chosen[t] = Gaussian(m * kernels[t].sigma)  # type: ignore[attr-defined]
+    if say:
+        tuning_notices(result, mults, b_grid if tune_b else None, criterion, width_default, b_default, notes)
+    return result, path, chosen, ScaleDecay(result.b) if tune_b else output_matrix
+
+
+def tuning_notices(result: TuningResult, mults: np.ndarray, b_grid: np.ndarray | None, criterion: Criterion,
+                   width_default: bool, b_default: bool, notes: list[str]) -> None:
+    """The edge notices of a tuning result (widths and ``b``; ``b_grid`` None when ``b`` was not tuned); a ``b`` at
+    the top of the default grid is a note (``notes``)."""
+    for t, m in zip(result.terms, result.multiples, strict=True):
         msg = edge_notice(f"width multiple (of the median heuristic) of {t!r}", mults, m, criterion,
                           "width_grid=[...], multiples of the median heuristic", natural_low=width_default)
         if msg:
             warn(msg)
-    if tune_b and b_default and result.index[1] == len(b_grid) - 1:
+    if b_grid is None:
+        return
+    if b_default and result.index[1] == len(b_grid) - 1:
         # the default grid's upper end: extending it to b = 4 raised the held-out error on DTI (20/20 splits)
         # and changed nothing on aemet, emotion and poblenou (benchmarks/grid_edges.py), so no warning
         notes.append(f"scale decay b = {result.b:g} chosen by {criterion.name}, the largest of the default grid "
                      f"{list(map(float, b_grid))}; larger b (smoother fitted curves) did not lower the held-out "
                      "error on the benchmark data sets (benchmarks/README.md, 'Grid edges'); b_grid=[...] tries "
                      "others")
-    elif tune_b:
+    else:
         msg = edge_notice("scale decay b", b_grid, result.b, criterion, "b_grid=[...]", natural_low=True)
         if msg:
             warn(msg)
-    return result, path, chosen, ScaleDecay(result.b) if tune_b else output_matrix
 
 
-def exact_partial_choice(problem: KPLProblem, kernel: Kernel, B: np.ndarray, grid: np.ndarray,
-                         criterion: Criterion, sparse: bool, notes: list[str]) -> tuple[PathCriteria, float, Criterion]:
-    """Lambda of the exact partial ridge by its own exact path (GCV or leave-one-curve-out).
+def atom_candidates(spec: Any, problem: KPLProblem) -> list[Dictionary]:
+    """The dictionaries among which ``dictionary="auto"`` chooses, with the widths, ``b`` and lambda, by the fit's
+    criterion; ``[]`` when there is no choice.
+
+    ``"auto"`` on more than 21 response locations is a Fourier basis; its number of frequencies is chosen among
+    :data:`AUTO_FOURIER_FREQS` (at most one atom per observed location), so that the dictionary can follow steep or
+    peaked curves that 21 atoms cannot (the representation error shown by the summary). Explicit dictionaries,
+    hat functions (one per location already) and sparse responses' B-splines are not changed.
+
+    Examples
+    --------
+    >>> from fdakpl.ridge.problem import prepare_problem
+    >>> p = prepare_problem(np.arange(4.0)[:, None], np.ones((4, 50)), np.linspace(0, 1, 50))
+    >>> [d.n_freqs for d in atom_candidates("auto", p)], atom_candidates("fourier", p)
+    ([10, 20], [])
+    """
+    if not (isinstance(spec, str) and spec == "auto") or not isinstance(problem.dictionary, Fourier):
+        return []
+    obs = problem.obs
+    if obs.grid is not None and obs.grid_index is not None:
+        q = int(np.count_nonzero(np.bincount(obs.grid_index, minlength=obs.grid.size)))
+    else:
+        q = int(np.unique(obs.location).size)
+    freqs = [k for k in AUTO_FOURIER_FREQS if 2 * k + 1 <= q]
+    return [Fourier(k) for k in freqs] if len(freqs) > 1 else []
+
+
+def kfold_scorer(estimator: Any, X: Any, Y: Any, lams: np.ndarray, criterion: KFold, n_jobs: int,
+                 progress: bool | None) -> Scorer:
+    """A scorer for :func:`fdakpl.tuning.search.search`: each candidate kernel and ``B`` by K-fold cross-validation
+    of ``estimator`` (:func:`fdakpl.tuning.kfold.kfold_path`: same folds for every candidate, groups kept in one
+    fold), mean held-out error along ``lams``; the fitted value of a candidate is its CV table."""
+    from sklearn.base import clone
+
+    from ..tuning.kfold import kfold_path
+
+    def score(kernel: Kernel, K: np.ndarray, outputs: list[tuple[np.ndarray, bool]]
+              ) -> Iterator[tuple[np.ndarray, Any]]:
+        est = clone(estimator).set_params(kernel=kernel)
+        res = kfold_path(est, X, Y, lams=lams, param_grid={"output_matrix": [B for B, _ in outputs]},
+                         n_splits=criterion.n_splits, random_state=criterion.random_state, n_jobs=n_jobs,
+                         progress=progress, groups=criterion.groups)
+        for row in res["scores"]:
+            yield row, res
+
+    return score
+
+
+def exact_partial_choice(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widths: np.ndarray | None,
+                         bs: np.ndarray | None, output_matrix: Any, how: str, grid: np.ndarray, criterion: Criterion,
+                         sparse: bool, notes: list[str]
+                         ) -> tuple[TuningResult, PathCriteria, dict[str, Kernel], Any, Criterion]:
+    """Widths of the ``tuned`` terms, ``b`` and lambda of the exact partial ridge by its own exact criteria (GCV,
+    leave-one-curve-out or leave-one-group-out along its exact path; one ``N x N`` eigendecomposition per
+    candidate), by the search of :func:`tune`.
 
     For sparse responses GCV is replaced by leave-one-curve-out (with a note): GCV leaves out single points
     of curves whose few other points stay in, and on sparsified DTI it undersmoothed (worse than the training
@@ -237,21 +364,26 @@ def exact_partial_choice(problem: KPLProblem, kernel: Kernel, B: np.ndarray, gri
 
     Returns
     -------
+    result : TuningResult
     criteria : PathCriteria
-    lam : float
+        The chosen candidate's criteria along ``grid``.
+    kernels : dict
+        The chosen kernel of every term.
+    output_matrix : Any
+        The chosen output matrix.
     criterion : Criterion
         The criterion used.
     """
-    K = problem.kernel_matrix(kernel)
-    obs = problem.centred
-    phi_points = problem.dictionary.evaluate(obs.location)
-    criteria = exact_partial_path(K, B, phi_points, obs, problem.weights, grid)
     if criterion.key == "gcv" and sparse:
         criterion = LOO()
         notes.append("sparse responses: lambda by exact leave-one-curve-out instead of GCV, which leaves out "
                      "single points and undersmooths (benchmarks/sparse_responses.py)")
-    _, lam = criteria.best("gcv" if criterion.key == "gcv" else "loo")
-    return criteria, lam, criterion
+    groups = criterion.labels if isinstance(criterion, GroupLOO) else None
+    key = {"gcv": "gcv", "group_loo": "group_loo"}.get(criterion.key, "loo")
+    scorer = partial_scorer(problem, grid, key, groups)
+    result, criteria, chosen, out = tune(problem, kernels, tuned, widths, bs, output_matrix, how, grid, criterion,
+                                         width_default=False, b_default=False, notes=notes, scorer=scorer)
+    return result, criteria, chosen, out, criterion
 
 
 def curvature_ratio(loss: Any) -> float:

@@ -367,11 +367,14 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         m_used = None if fully else float(counts.min())
         consts = dict(kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta, domain_length=hi - lo)
         bound = at_lam = None
+        # the paper's lambda is the penalty of the fit, lam * unit (lam is in the unit of the atoms' norms)
+        unit = est.dictionary_.lambda_unit()
         if app.status != "not applicable" and np.isfinite(R):
             bound = excess_risk_bound(n, d, **consts)
-            if self.lam >= bound.lam_star:
-                at_lam = excess_risk_bound(n, d, lam=self.lam, **consts)
-        lam_star = lambda_star(n, d, kappa, dc["C_phi"], eta, partial=not fully) if np.isfinite(kappa) else np.nan
+            if self.lam * unit >= bound.lam_star:
+                at_lam = excess_risk_bound(n, d, lam=self.lam * unit, **consts)
+        lam_star = lambda_star(n, d, kappa, dc["C_phi"], eta, partial=not fully) / unit if np.isfinite(kappa) \
+            else np.nan
         w, _ = integration_weights(obs.with_values(yc), est.response_info_.domain, est.integration_)
         rep = representation_error(est.dictionary_.evaluate(obs.grid)[obs.grid_index], obs.with_values(yc), w)
         out = {
@@ -471,9 +474,10 @@ def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = Non
 def _condition_numbers(est: Any, path: Any, lam: float) -> dict[str, float]:
     """Condition numbers of the fit's linear algebra (2-norm; ``inf`` when singular, NaN when unknown).
 
-    ``kernel``: ``cond(K + n lam I)``; ``gram``: ``cond(G)``; ``system``: ``cond(K kron C + n lam I)`` with
-    ``C = B^{1/2} G B^{1/2}``. From the path's eigenvalues when there is one; the other exact solvers
-    decompose ``K`` once here; approximate fits hold no ``n x n`` kernel matrix (NaN).
+    ``kernel``: ``cond(K + n lam I)``; ``gram``: ``cond(G)``; ``system``: ``cond(K kron C + n lam u I)`` with
+    ``C = B^{1/2} G B^{1/2}`` and ``u`` the dictionary's unit of lambda (``lam u`` is the penalty the fit solves
+    with, :meth:`fdakpl.dictionaries.Dictionary.lambda_unit`). From the path's eigenvalues when there is one; the
+    other exact solvers decompose ``K`` once here; approximate fits hold no ``n x n`` kernel matrix (NaN).
     """
     from ..solvers.closed_form import sym_sqrt
 
@@ -492,8 +496,9 @@ def _condition_numbers(est: Any, path: Any, lam: float) -> dict[str, float]:
     gram = float(g.max() / g.min()) if g.min() > 0 else float("inf")
     if s is None:
         return {"kernel": float("nan"), "gram": gram, "system": float("nan")}
+    nu = nl * est.dictionary_.lambda_unit()
     return {"kernel": float((s.max() + nl) / (s.min() + nl)), "gram": gram,
-            "system": float((s.max() * e.max() + nl) / (s.min() * e.min() + nl))}
+            "system": float((s.max() * e.max() + nu) / (s.min() * e.min() + nu))}
 
 
 def _rkhs_norm(est: Any) -> float:

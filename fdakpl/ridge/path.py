@@ -150,9 +150,16 @@ class RidgePath:
         """Number of training curves."""
         return self.decomposition.n
 
+    def raw(self, lams: Any) -> Any:
+        """The penalties the closed form runs at: ``lam * problem.lam_unit`` (see
+        :attr:`fdakpl.ridge.problem.KPLProblem.lam_unit`); every method of the path takes lambdas in the user's
+        units and converts them here."""
+        unit = self.problem.lam_unit
+        return lams if unit == 1.0 else lams * unit
+
     def coef(self, lam: float, times_B: bool = False) -> np.ndarray:
         """Representer coefficients ``A`` (``n x d``) at ``lam``; ``A B`` if ``times_B``."""
-        return ridge_coef(self.decomposition, lam, times_B=times_B)
+        return ridge_coef(self.decomposition, self.raw(lam), times_B=times_B)
 
     @functools.cached_property
     def _rotated(self) -> tuple[np.ndarray, RotatedQuadratics, np.ndarray]:
@@ -189,7 +196,7 @@ class RidgePath:
         lams = _lams(lams)
         dec = self.decomposition
         NP, Mrot, yy = self._rotated
-        out = path_errors(dec.s, dec.U, dec.e, NP, Mrot, yy, lams, loo=loo, train=train)
+        out = path_errors(dec.s, dec.U, dec.e, NP, Mrot, yy, self.raw(lams), loo=loo, train=train)
         if not in_units:
             return out
         return PathErrors(self.in_units(out.train), out.edf, None if out.loo is None else self.in_units(out.loo))
@@ -205,7 +212,7 @@ class RidgePath:
             return out
         dec = self.decomposition
         NP, Mrot, yy = self._rotated
-        out = group_loo_errors(dec.s, dec.U, dec.e, NP, Mrot, yy, lams, idx)
+        out = group_loo_errors(dec.s, dec.U, dec.e, NP, Mrot, yy, self.raw(lams), idx)
         return self.in_units(out) if in_units else out
 
     def criteria(self, lams: Any, groups: Any = None) -> PathCriteria:
@@ -234,7 +241,7 @@ class RidgePath:
 
     def spectrum(self, lam: float) -> np.ndarray:
         """Shrinkage factors ``s_i e_l / (s_i e_l + n lam)`` (their sum is the edf of a fully observed fit)."""
-        return self.decomposition.spectrum(lam)
+        return self.decomposition.spectrum(self.raw(lam))
 
 
 def _lams(lams: Any) -> np.ndarray:

@@ -142,6 +142,13 @@ class KPLProblem:
         return int(self.obs.index.size)
 
     @functools.cached_property
+    def lam_unit(self) -> float:
+        """The unit of lambda: the fits run at ``lam * lam_unit``, with ``lam_unit`` the mean squared norm of the
+        atoms (:meth:`fdakpl.dictionaries.Dictionary.lambda_unit`; 1 for orthonormal dictionaries), so that a
+        lambda means the same fit whatever the unit of the response's locations."""
+        return self.dictionary.lambda_unit()
+
+    @functools.cached_property
     def quadratics(self) -> CurveQuadratics:
         """Per-curve quadratic forms of the weighted squared error (computed once, on first use)."""
         return curve_quadratics(self.centred, self.phi, self.weights)

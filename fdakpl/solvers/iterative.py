@@ -219,16 +219,21 @@ def _minimise(W: Whitened, lam: float, loss: GroundLoss, Zt0: np.ndarray, max_it
         return _result(W, lam, loss, Zt, H, f, 0, counter["fev"], g, 0.0, True, "the zero function is optimal",
                        "lbfgs")
 
+    # the variables x = Zt / (P u) with u = sqrt(scale): the objective divided by its value at 0 has a Hessian
+    # near the identity in x, whatever the size of the responses (at 1e9 times their size the unscaled
+    # variables left L-BFGS-B stuck at its first step)
+    u = float(np.sqrt(scale))
+
     def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-        Zt = P * x.reshape(Zt0.shape)
+        Zt = P * u * x.reshape(Zt0.shape)
         f, g, _ = parts(Zt)
-        return f / scale, (P * g).ravel() / scale
+        return f / scale, (P * g).ravel() * (u / scale)
 
     def callback(xk: np.ndarray) -> None:
         counter["iter"] += 1
 
-    gtol = tol * g0_inf / scale
-    x, nit = (Zt0 / P).ravel(), 0
+    gtol = tol * g0_inf * u / scale
+    x, nit = (Zt0 / (P * u)).ravel(), 0
     # L-BFGS-B may stop when a step no longer lowers the objective in floating point while the gradient is
     # still above tol (nearly non-smooth losses such as logcosh with a large gamma; SciPy >= 1.15's line
     # search stops there more often): restart it from where it stopped with a fresh memory, a few times.
@@ -237,7 +242,7 @@ def _minimise(W: Whitened, lam: float, loss: GroundLoss, Zt0: np.ndarray, max_it
                        options={"maxiter": max_iter - nit, "gtol": gtol, "ftol": 0.0, "maxcor": memory,
                                 "maxls": 50})
         x, nit = res.x, nit + int(res.nit)
-        Zt = P * x.reshape(Zt0.shape)
+        Zt = P * u * x.reshape(Zt0.shape)
         f, g, H = parts(Zt)
         rel = float(np.abs(P * g).max()) / g0_inf
         converged = rel <= tol

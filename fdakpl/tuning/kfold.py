@@ -69,8 +69,6 @@ def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, A
     """
     from sklearn.base import clone
 
-    from ..solvers.closed_form import ridge_coef
-
     if in_worker:
         _limit_worker_threads()
     X_tr, Y_tr, Xte, Y_te = fold
@@ -88,8 +86,8 @@ def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, A
         scores = np.empty(lams.size)
         w_te = _test_weights(obs_te)
         for j, lam in enumerate(lams):
-            if est.decomposition_ is not None:
-                W = ridge_coef(est.decomposition_, float(lam), times_B=True)
+            if est.path_ is not None:  # the closed form's path: any lambda without refitting
+                W = est.path_.coef(float(lam), times_B=True)
             else:
                 W = est.set_params(lam=float(lam)).fit(X_tr, Y_tr, **fit_params).dual_coef_B_
             pred_c = (Kn @ W) @ phi.T + mean  # (n_test, m) on grid, or (n_test, N) at points

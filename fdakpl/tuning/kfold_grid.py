@@ -144,7 +144,7 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
                     Bs = sym_sqrt(B)
                     Bh, _, e, V = output_side(G, B, Bs, dic.scaled_gram_eigh(Bs[0]))
                     hit = cache[(j, k)] = (phi, G, e, phi @ (Bh @ V))
-                settings.append((j, k, hit[2], hit[3]))
+                settings.append((j, k, hit[2], hit[3], dic.lambda_unit()))
         # held-out curves, centred by the training mean, weighted 1 / m_i at their observed points
         obs_te = observed[te]
         R_te = np.where(obs_te, Y[te] - mean, 0.0)
@@ -159,8 +159,8 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
         s, U = psd_eigh(Kt)
         KU = K[np.ix_(te, tr)] @ U
         UtYw = U.T @ Yw
-        for j, k, e, phiBV in settings:
-            out[j, k, f] = _heldout_path(KU, s, e, UtYw @ phiBV, phiBV, R_te, w_te, tr.size * lams)
+        for j, k, e, phiBV, unit in settings:  # lambda in the unit of the atoms' norms (KPLProblem.lam_unit)
+            out[j, k, f] = _heldout_path(KU, s, e, UtYw @ phiBV, phiBV, R_te, w_te, tr.size * unit * lams)
 
     if n_threads > 1 and len(folds) > 1:
         from concurrent.futures import ThreadPoolExecutor

@@ -13,29 +13,36 @@ Leaving curve ``i`` out (its loss terms dropped, ``n``, ``lam``, the weights
 and the centring held fixed, as in :meth:`fdakpl.ridge.path.RidgePath.criteria`) gives
 the residuals ``r_i^(-i) = (I - S_ii)^{-1} r_i`` with ``S_ii`` the ``m_i x
 m_i`` block of curve ``i``: the usual identity for penalised weighted least
-squares. One ``N x N`` eigendecomposition serves the whole path, so it is
+squares. Leaving a group of curves out (several curves of one subject) is the
+same identity on the block of all the group's points. One ``N x N`` eigendecomposition serves the whole path, so it is
 meant for sparse responses (``N`` up to a few thousand points).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
 from ..data.functional import Observations
 from ..data.validation import check_grid
+from ..kernels import Kernel
 from ..ridge.path import PathCriteria
+from ..ridge.problem import KPLProblem
+from ..ridge.quadratics import group_indices
 
-__all__ = ["MAX_POINTS", "exact_partial_path"]
+__all__ = ["MAX_POINTS", "exact_partial_path", "partial_scorer"]
 
 #: largest number of observed points for which the exact path is computed (one N x N eigendecomposition)
 MAX_POINTS = 3000
 
 
 def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs: Observations,
-                       weights: np.ndarray, lams: Iterable[float]) -> PathCriteria:
-    """Training error, edf, GCV and exact leave-one-curve-out error of the exact partial ridge along a path.
+                       weights: np.ndarray, lams: Iterable[float], lam_unit: float = 1.0,
+                       groups: Any = None) -> PathCriteria:
+    """Training error, edf, GCV and exact leave-one-curve-out (and leave-one-group-out) error of the exact
+    partial ridge along a path.
 
     Parameters
     ----------
@@ -50,11 +57,17 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
     weights : numpy.ndarray, shape (N,)
         Integration weights ``c_ip``.
     lams : iterable of float
+    lam_unit : float
+        The unit of the lambdas (:attr:`fdakpl.ridge.problem.KPLProblem.lam_unit`): the ridge runs at
+        ``lam * lam_unit``; the criteria are returned along ``lams`` as given.
+    groups : array-like, optional
+        One label per curve: ``group_loo`` then leaves out the curves of each group together.
 
     Returns
     -------
     PathCriteria
-        Same fields and weighting as :func:`fdakpl.ridge.path.RidgePath.criteria`.
+        Same fields and weighting as :func:`fdakpl.ridge.path.RidgePath.criteria` (``group_loo`` with
+        ``groups``).
 
     Examples
     --------
@@ -84,25 +97,71 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
     e, Q = np.linalg.eigh(sw[:, None] * M * sw[None, :])
     e = np.clip(e, 0.0, None)
     z = Q.T @ (sw * y)
-    counts = np.bincount(idx, minlength=n)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    # curves with the same number of points are handled together: rows (curves, m) of point positions
-    groups = [starts[:-1][counts == m][:, None] + np.arange(m)[None, :] for m in np.unique(counts[counts > 0])]
-    out = {k: np.empty(lams.size) for k in ("train_mse", "edf", "loo")}
-    for j, lam in enumerate(lams):
+    curve_blocks = _blocks([np.flatnonzero(idx == i) for i in range(n)])
+    members = None if groups is None else group_indices(groups)
+    if groups is not None and members is None:  # every group is one curve: leave-one-group-out is LOO
+        members = [np.array([i]) for i in range(n)]
+    group_blocks = None if members is None else _blocks([np.flatnonzero(np.isin(idx, g)) for g in members])
+    out = {k: np.empty(lams.size) for k in ("train_mse", "edf", "loo", "group_loo")}
+    for j, lam in enumerate(lams * lam_unit):
         g = e / (e + lam)
         fitted = (Q @ (g * z)) / sw
         r = y - fitted
-        r_loo = np.empty(N)
         Qg = Q * g
-        for rows in groups:
-            m = rows.shape[1]
-            S_ii = np.matmul(Qg[rows], Q[rows].transpose(0, 2, 1)) * (sw[rows][:, None, :] / sw[rows][:, :, None])
-            r_loo[rows] = np.linalg.solve(np.eye(m)[None] - S_ii, r[rows][:, :, None])[:, :, 0]
         out["train_mse"][j] = float(np.sum(weights * r**2)) / n
-        out["loo"][j] = float(np.sum(weights * r_loo**2)) / n
+        out["loo"][j] = float(np.sum(weights * _left_out(r, Q, Qg, sw, curve_blocks) ** 2)) / n
+        if group_blocks is not None:
+            out["group_loo"][j] = float(np.sum(weights * _left_out(r, Q, Qg, sw, group_blocks) ** 2)) / n
         out["edf"][j] = float(g.sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         gcv = out["train_mse"] / (1.0 - out["edf"] / N) ** 2
     gcv = np.where(out["edf"] < N, gcv, np.inf)
-    return PathCriteria(lams, out["train_mse"], out["edf"], gcv, out["loo"], None, N)
+    return PathCriteria(lams, out["train_mse"], out["edf"], gcv, out["loo"],
+                        None if group_blocks is None else out["group_loo"], N)
+
+
+def _blocks(points: list[np.ndarray]) -> list[np.ndarray]:
+    """Blocks of points left out together, stacked by size: arrays ``(blocks, size)`` of point positions (blocks
+    of one size are solved together)."""
+    sizes = np.array([p.size for p in points])
+    return [np.stack([p for p in points if p.size == m]) for m in np.unique(sizes[sizes > 0])]
+
+
+def _left_out(r: np.ndarray, Q: np.ndarray, Qg: np.ndarray, sw: np.ndarray, blocks: list[np.ndarray]) -> np.ndarray:
+    """Residuals of each block's points when the block is left out: ``(I - S_bb)^{-1} r_b``."""
+    out = np.empty(r.size)
+    for rows in blocks:
+        m = rows.shape[1]
+        S_bb = np.matmul(Qg[rows], Q[rows].transpose(0, 2, 1)) * (sw[rows][:, None, :] / sw[rows][:, :, None])
+        out[rows] = np.linalg.solve(np.eye(m)[None] - S_bb, r[rows][:, :, None])[:, :, 0]
+    return out
+
+
+def partial_scorer(problem: KPLProblem, lams: np.ndarray, key: str, groups: Any = None
+                   ) -> Callable[[Kernel, np.ndarray, list[tuple[np.ndarray, bool]]], Iterator[tuple[np.ndarray, Any]]]:
+    """A scorer for :func:`fdakpl.tuning.search.search`: each candidate kernel and ``B`` by the exact partial ridge's
+    criterion ``key`` (``"gcv"``, ``"loo"`` or ``"group_loo"`` with ``groups``) along ``lams``, in the responses' units;
+    the fitted value of a candidate is its :class:`~fdakpl.ridge.path.PathCriteria`.
+
+    Examples
+    --------
+    >>> from fdakpl.kernels import Gaussian
+    >>> from fdakpl.ridge.problem import prepare_problem
+    >>> rng = np.random.default_rng(0)
+    >>> Y = rng.normal(size=(6, 5)); Y[rng.uniform(size=Y.shape) < 0.5] = np.nan; Y[:, 0] = 1.0
+    >>> p = prepare_problem(rng.normal(size=(6, 1)), Y, np.linspace(0, 1, 5), dictionary="bspline")
+    >>> score = partial_scorer(p, np.array([1e-3, 1.0]), "loo")
+    >>> k = Gaussian(1.0)
+    >>> [(s.shape, c.loo is s) for s, c in score(k, p.kernel_matrix(k), [p.output_matrix(None)])]
+    [((2,), True)]
+    """
+    obs = problem.centred
+    phi = problem.dictionary.evaluate(obs.location)
+
+    def score(kernel: Kernel, K: np.ndarray, outputs: list[tuple[np.ndarray, bool]]
+              ) -> Iterator[tuple[np.ndarray, Any]]:
+        for B, _ in outputs:  # one N x N eigendecomposition per candidate
+            crit = exact_partial_path(K, B, phi, obs, problem.weights, lams, problem.lam_unit, groups)
+            yield getattr(crit, key), crit
+
+    return score

@@ -15,8 +15,9 @@ the grid (one sweep of coordinate search): ``len(width_grid) * (1 + n_terms)`` w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from ..solvers.closed_form import psd_eigh
 from ..utils.saved import saved
 from .criteria import Criterion
 
-__all__ = ["DEFAULT_B_GRID", "DEFAULT_WIDTH_MULTIPLES", "TuningResult", "search"]
+__all__ = ["DEFAULT_B_GRID", "DEFAULT_WIDTH_MULTIPLES", "Scorer", "TuningResult", "search"]
 
 #: default multiples of the median-heuristic width of every Gaussian term, chosen by held-out error on DTI
 #: (benchmarks/results/tuning_grids.json; the guide's tuning page): curve-level LOO prefers narrower
@@ -89,10 +90,17 @@ class TuningResult:
         return float(self.scores[self.index])
 
 
+#: ``scorer(kernel, K, [(B, identity), ...]) -> [(scores along the lambdas, fitted), ...]``: another way of scoring
+#: the candidates of :func:`search` (the exact partial ridge's criteria, :func:`fdakpl.tuning.partial.partial_scorer`);
+#: its scores are in the responses' units
+Scorer = Callable[[Kernel, np.ndarray, list[tuple[np.ndarray, bool]]], list[tuple[np.ndarray, Any]]]
+
+
 def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[Kernel, np.ndarray]],
            width_grid: Sequence[float], n_terms: int,
            output_of: Callable[[float], tuple[np.ndarray, bool]], b_grid: Sequence[float],
-           lams: np.ndarray, criterion: Criterion, terms: Sequence[str] = ()) -> tuple[TuningResult, RidgePath]:
+           lams: np.ndarray, criterion: Criterion, terms: Sequence[str] = (),
+           scorer: Scorer | None = None, shared: dict | None = None) -> tuple[TuningResult, Any]:
     """Score every candidate on the lambda grid; return the table and the chosen candidate's path.
 
     Parameters
@@ -114,6 +122,12 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
         A closed-form criterion.
     terms : sequence of str
         Names of the tuned terms (recorded in the result).
+    scorer : callable, optional
+        Scores the candidates otherwise than by ``criterion`` on closed-form ridge paths (see :data:`Scorer`);
+        the second value returned is then what the scorer gave for the chosen candidate.
+    shared : dict, optional
+        A cache of the kernel matrices and their eigendecompositions by width multiples, shared by searches on
+        problems with the same inputs (dictionaries tried by ``dictionary="auto"``): each is computed once.
 
     Returns
     -------
@@ -134,7 +148,7 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
     >>> res.scores.shape, path.kernel == Gaussian(res.multiples[0])
     ((3, 1, 3), True)
     """
-    if not criterion.closed_form:
+    if not criterion.closed_form and scorer is None:
         raise ValueError(f"search scores ridge paths in closed form; {criterion.name} refits")
     grid = [float(m) for m in width_grid]
     b_grid = np.atleast_1d(np.asarray(b_grid, dtype=float))
@@ -145,18 +159,33 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
     def scores_of(mult: tuple[float, ...]) -> np.ndarray:
         if mult in cache:
             return cache[mult]
-        kernel, K = kernel_of(mult)
-        eig = psd_eigh(K, kernel.exact_symmetric())  # one eigendecomposition per width candidate
+        if shared is not None and mult in shared:
+            kernel, K, eig = shared[mult]
+        else:
+            kernel, K = kernel_of(mult)
+            eig = None
         out = np.empty((b_grid.size, lams.size))
-        for j, (B, identity) in enumerate(outputs):
-            path = RidgePath.fit(problem, kernel, B, identity, K=K, K_eigh=eig)
-            out[j] = criterion.path_scores(path, lams)
+        held = [eig]
+        scored = path_scorer(kernel, K, outputs, held) if scorer is None else scorer(kernel, K, outputs)
+        for j, (scores, path) in enumerate(scored):
+            out[j] = scores
             with np.errstate(invalid="ignore"):
                 low = float(np.min(np.where(np.isfinite(out[j]), out[j], np.inf)))
             if low < best[0] or best[1] is None:
                 best[0], best[1] = low, path
         cache[mult] = out
+        if shared is not None:
+            shared[mult] = (kernel, K, held[0])
         return out
+
+    def path_scorer(kernel: Kernel, K: np.ndarray, outs: list[tuple[np.ndarray, bool]],
+                    held: list) -> Iterator[tuple[Any, Any]]:
+        if held[0] is None:
+            held[0] = psd_eigh(K, kernel.exact_symmetric())  # one eigendecomposition per width candidate
+        eig = held[0]
+        for B, identity in outs:
+            path = RidgePath.fit(problem, kernel, B, identity, K=K, K_eigh=eig)
+            yield criterion.path_scores(path, lams), path
 
     if n_terms <= 1:
         for c in ([(m,) for m in grid] if n_terms == 1 else [()]):
@@ -173,6 +202,7 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
     with np.errstate(invalid="ignore"):
         flat = np.where(np.isfinite(scores), scores, np.inf)
     index = tuple(int(i) for i in np.unravel_index(int(np.argmin(flat)), scores.shape))
-    scores = best[1].in_units(scores)  # chosen in the forms' units (no overflow), reported in the responses' units
+    if scorer is None:
+        scores = best[1].in_units(scores)  # chosen in the forms' units (no overflow), reported in the responses' units
     result = TuningResult(candidates, b_grid, lams, scores, index, criterion.key, list(terms))  # type: ignore[arg-type]
     return result, best[1]
