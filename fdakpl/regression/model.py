@@ -462,7 +462,14 @@ class FunctionalRegression:
                 kfold = None if criterion.key != "cv" else kfold_scorer(
                     self._estimator(kernel, solver, lam, dictionary=spec), X, Y, grid, criterion,  # type: ignore[arg-type]
                     self.n_jobs, self.progress)
-                tried.append((spec, cand, tune(cand, kernels, tuned, widths, bs, output_matrix, self.combine, grid,
+                ks, tu, bg, om = kernels, tuned, bs, output_matrix
+                if tried:  # one coordinate step: more atoms at the widths and b the first dictionary chose
+                    first = tried[0][2]
+                    ks, tu, om = first[2], [], first[3]
+                    bg = None
+                    if first[0].multiples in shared:  # its kernel matrix, decomposed once
+                        shared[()] = shared[first[0].multiples]
+                tried.append((spec, cand, tune(cand, ks, tu, widths, bg, om, self.combine, grid,
                                                scorer, width_default=isinstance(self.width_grid, str),
                                                b_default=isinstance(self.b_grid, str), notes=notes, scorer=kfold,
                                                say=False, shared=shared)))
