@@ -49,9 +49,9 @@ KIND_RESULTS = "fdakpl.results"
 KIND_ESTIMATOR = "fdakpl.estimator"
 STATE_VAR = "fdakpl_state"
 PREFIX = "fdakpl."
-_MODULES = ("kernels", "dictionaries", "losses", "data.preprocessing", "solvers.closed_form", "tuning.selection",
-            "solvers.features", "solvers.primal", "tuning.joint", "estimators.kpl", "estimators.approx",
-            "regression.model", "results.core")
+_MODULES = ("kernels", "factor_kernels", "dictionaries", "losses", "data.preprocessing", "solvers.closed_form",
+            "tuning.selection", "solvers.features", "solvers.primal", "tuning.joint", "estimators.kpl",
+            "estimators.approx", "regression.model", "results.core")
 #: classes that hold user code and therefore cannot be stored without pickle
 DENY = {"fdakpl.CustomLoss"}
 #: parameters renamed in 0.x, by class (old name -> new name): files written before the rename still load

@@ -16,11 +16,13 @@ from ..data.scaling import median, power_of_two_scale
 from ..data.seen import carry_valid
 from ..dictionaries import BSpline, Dictionary, make_dictionary
 from ..estimators.kpl import KPLRegressor
-from ..formula.terms import SCALARS, combine_kernels, default_kernels, parse_formula
+from ..factor_kernels import Categorical
+from ..formula.terms import TERM_NAMES, combine_kernels, default_kernels, parse_formula
 from ..kernels import Gaussian, Kernel, ScaleDecay
 from ..losses import LogCosh, is_square, make_loss
 from ..tuning.joint import (
     DEFAULT_B_GRID,
+    DEFAULT_FACTOR_MULTIPLES,
     DEFAULT_WIDTH_MULTIPLES,
     TuningResult,
     curve_quadratics,
@@ -90,7 +92,8 @@ class FunctionalRegression:
     kernel : Kernel, optional
         One kernel used for every term (default: Gaussian, median-heuristic width per term).
     kernels : mapping, optional
-        Per-term kernels, e.g. ``{"cca": Gaussian(0.1), "scalars": Gaussian(2.0)}``.
+        Per-term kernels, e.g. ``{"cca": Gaussian(0.1), "scalars": Gaussian(2.0), "C(sex)": Categorical(1.0)}``
+        (``"scalars"``: the numeric scalar covariates; a term made only of factors is named as written).
     combine : {"product", "sum"}
         How per-term kernels combine.
     output_matrix : None, float, array or OutputMatrix
@@ -242,7 +245,7 @@ class FunctionalRegression:
             unknown = [k for k in self.kernels if k not in terms]
             if unknown:
                 raise ValueError(f"kernels given for {unknown}, which are not terms of the formula {terms} "
-                                 f"(scalar covariates share the kernel named {SCALARS!r})")
+                                 f"({TERM_NAMES})")
             base.update(self.kernels)
         return base
 
@@ -328,6 +331,7 @@ class FunctionalRegression:
         choice at the upper end of the default ``b`` grid goes to ``notes``.
         """
         widths = self._grid_of(self.width_grid, DEFAULT_WIDTH_MULTIPLES, "width_grid")
+        factor_widths = self._grid_of(self.width_grid, DEFAULT_FACTOR_MULTIPLES, "width_grid")
         bs = self._grid_of(self.b_grid, DEFAULT_B_GRID, "b_grid")
         given = set(self.kernels or {}) if self.kernel is None else set(kernels)
         terms = [t for t, k in kernels.items() if isinstance(k, Gaussian) and t not in given] if widths is not None \
@@ -364,7 +368,8 @@ class FunctionalRegression:
         if how == "gcv":
             def score_path(dec: Any, lams_: np.ndarray, B: np.ndarray) -> np.ndarray:
                 return ridge_path(dec, phi, obs, w, lams_, loo=False).gcv
-        res = tune_closed_form(kernel_matrix, widths if terms else [1.0], len(terms), output_matrix,
+        grids = [factor_widths if isinstance(kernels[t], Categorical) else widths for t in terms]
+        res = tune_closed_form(kernel_matrix, grids if terms else [1.0], len(terms), output_matrix,
                                bs if tune_b else [np.nan], proxy.gram_, proxy.nu_ / unit, lams,
                                score_path=score_path, quad=quad, criterion=how,
                                groups=None if how == "gcv" else self._group_labels())
@@ -372,9 +377,16 @@ class FunctionalRegression:
             res.scores = res.scores * np.float64(unit) ** 2
         res.terms = terms
         crit = "GCV" if how == "gcv" else self._loo_name()
-        for t, m in zip(terms, res.multiples, strict=True):
-            warn_on_edge(f"width multiple (of the median heuristic) of {t!r}", widths,
-                         int(np.argmin(np.abs(widths - m))), crit,
+        for t, m, g in zip(terms, res.multiples, grids, strict=True):
+            if isinstance(kernels[t], Categorical) and isinstance(self.width_grid, str):
+                if m in (g.min(), g.max()):  # both ends are natural: levels unrelated, or the factor hardly enters
+                    rho = Categorical(m * kernels[t].sigma).correlation
+                    end = "levels unrelated" if m == g.min() else "the factor hardly changes the predictions"
+                    notes.append(f"the factor term {t!r}: correlation {rho:.4f} between its levels by {crit}, an "
+                                 f"end of the default grid ({end})")
+                continue
+            warn_on_edge(f"width multiple (of the median heuristic) of {t!r}", g,
+                         int(np.argmin(np.abs(g - m))), crit,
                          "width_grid=[...], multiples of the median heuristic", stacklevel=5,
                          lower_is_natural=isinstance(self.width_grid, str))  # see DEFAULT_WIDTH_MULTIPLES
         if tune_b and isinstance(self.b_grid, str) and res.index[1] == len(bs) - 1:
@@ -387,7 +399,7 @@ class FunctionalRegression:
             warn_on_edge("scale decay b", bs, res.index[1], crit, "b_grid=[...]", lower_is_natural=True, stacklevel=5)
         chosen = dict(kernels)
         for t, m in zip(terms, res.multiples, strict=True):
-            chosen[t] = Gaussian(m * kernels[t].sigma)
+            chosen[t] = type(kernels[t])(m * kernels[t].sigma)  # a Gaussian or a Categorical (factor) kernel
         return res, chosen, (ScaleDecay(res.b) if tune_b else self.output_matrix)
 
     def _cv_param_grid(self, kernels: dict[str, Kernel]) -> dict[str, list[Any]]:
@@ -408,7 +420,7 @@ class FunctionalRegression:
             sig = grid.pop("sigma")
             opts = []
             for s in sig:
-                ks = {t: (Gaussian(float(s) * k.sigma) if self.sigma_relative else Gaussian(float(s)))
+                ks = {t: type(k)(float(s) * k.sigma if self.sigma_relative else float(s))
                       if isinstance(k, Gaussian) else k for t, k in kernels.items()}
                 opts.append(combine_kernels(ks, self.parsed.terms, self.combine))
             out["kernel"] = opts
