@@ -113,7 +113,9 @@ class FunctionalRegression:
         Multiples of the median-heuristic width tried for every Gaussian term whose kernel is not
         given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", or
         at a fixed lambda by leave-one-curve-out); ``"auto"``:
-        :data:`fdakpl.tuning.joint.DEFAULT_WIDTH_MULTIPLES`; ``None``: the median heuristic itself.
+        :data:`fdakpl.tuning.joint.DEFAULT_WIDTH_MULTIPLES` (for factor terms, whose
+        :class:`~fdakpl.factor_kernels.Categorical` kernels are Gaussians on indicator rows,
+        :data:`fdakpl.tuning.joint.DEFAULT_FACTOR_MULTIPLES`); ``None``: the median heuristic itself.
         Not used by ``lam="cv"`` (give ``param_grid={"sigma": [...]}``) nor by ``approx=``.
     b_grid : "auto", sequence of float or None
         Scale decays ``b`` of ``B = diag(b^-scale)`` tried jointly (only when ``output_matrix``

@@ -60,20 +60,26 @@ kpl <- function(formula, data, dictionary = NULL, level = NULL, kernel = NULL, l
     input_error("the response '%s' must be a numeric matrix column (one curve per row), not a %s",
                 response, prepared$kinds[[response]])
   }
+  # the Python term of an R term: a factor is C(name) (its own kernel on the factor), a matrix column a curve
+  py_term <- function(t) if (prepared$kinds[[t$label]] == "factor") paste0("C(", t$name, ")") else t$name
   if (!is.null(kern$kernels)) {
     bad <- setdiff(names(kern$kernels), c(names(spec$terms), "scalars"))
     if (length(bad)) {
-      input_error("`kernel` names %s, which %s not a term of the formula (terms: %s; \"scalars\" for all scalar terms)",
+      input_error("`kernel` names %s, which %s not a term of the formula (terms: %s; \"scalars\" for the numeric scalar terms together)",
                   paste0("'", bad, "'", collapse = ", "), if (length(bad) > 1L) "are" else "is",
                   paste(names(spec$terms), collapse = ", "))
     }
-    py_names <- vapply(names(kern$kernels), function(k) if (k == "scalars") k else spec$terms[[k]]$name, character(1))
+    numeric <- Filter(function(k) k != "scalars" && !prepared$kinds[[spec$terms[[k]]$label]] %in% c("matrix", "factor"),
+                      names(kern$kernels))
+    if (length(numeric)) {
+      input_error("`kernel` names the numeric scalar term%s %s; numeric scalar terms share one kernel, named \"scalars\" (factors and curves have their own)",
+                  if (length(numeric) > 1L) "s" else "", paste0("'", numeric, "'", collapse = ", "))
+    }
+    py_names <- vapply(names(kern$kernels), function(k) if (k == "scalars") k else py_term(spec$terms[[k]]), character(1))
     names(kern$kernels) <- py_names
   }
   grids <- grids_for_python(grid, spec, prepared)
-  terms_py <- vapply(spec$terms, function(t) {
-    if (prepared$kinds[[t$label]] == "factor") paste0("C(", t$name, ")") else t$name
-  }, character(1))
+  terms_py <- vapply(spec$terms, py_term, character(1))
   formula_py <- paste(spec$response$name, "~", paste(terms_py, collapse = " + "))
   kwargs <- c(python_kwargs(dictionary = dictionary, level = level, kernel = kern$kernel, kernels = kern$kernels,
                             lam = lambda, loss = loss, output_matrix = output_matrix, combine = combine,

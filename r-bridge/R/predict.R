@@ -134,14 +134,15 @@ plot.kpl <- function(x, which = c("fit", "residuals"), samples = NULL, col = NUL
   invisible(x)
 }
 
-kpl_kernel <- function(type = c("gaussian", "laplace", "linear", "integral_gaussian"), ...) {
-  type <- check_string(type[1L], "type", c("gaussian", "laplace", "linear", "integral_gaussian"))
+kpl_kernel <- function(type = c("gaussian", "laplace", "linear", "integral_gaussian", "categorical"), ...) {
+  type <- check_string(type[1L], "type", c("gaussian", "laplace", "linear", "integral_gaussian", "categorical"))
   args <- list(...)
   for (nm in names(args)) {
     if (is.numeric(args[[nm]])) args[[nm]] <- check_numbers(args[[nm]], nm)
   }
   check_python()
-  cls <- c(gaussian = "Gaussian", laplace = "Laplace", linear = "Linear", integral_gaussian = "IntegralGaussian")[[type]]
-  kernels <- fdakpl_python("kernels")
+  cls <- c(gaussian = "Gaussian", laplace = "Laplace", linear = "Linear", integral_gaussian = "IntegralGaussian",
+           categorical = "Categorical")[[type]]
+  kernels <- fdakpl_python(if (type == "categorical") "factor_kernels" else "kernels")
   py_call(do.call(kernels[[cls]], args))
 }
