@@ -55,7 +55,6 @@ from accuracy_report import summarise, write_report  # noqa: E402
 import fdakpl  # noqa: E402
 from fdakpl import FunctionalRegression  # noqa: E402
 from fdakpl.data.functional import interpolate_missing  # noqa: E402
-from fdakpl.formula.terms import default_kernels  # noqa: E402
 from fdakpl.kernels import Gaussian  # noqa: E402
 from fdakpl.utils.progress import progress  # noqa: E402
 
@@ -185,9 +184,9 @@ def run_dataset(bench: Benchmark, split_range: slice, sweep: bool, mgcv: bool, r
             errors[m].append(heldout_error(Y_te, pred[:, t_keep], bench.error))
             facts[m].append(info)
         if configs:
-            from fdakpl.formula.terms import parse_formula
 
-            base = default_kernels(parse_formula(bench.formula, train), train, bench.interpolate_inputs)
+            base = FunctionalRegression(bench.formula, train, interpolate_inputs=bench.interpolate_inputs,
+                                        progress=False).default_kernels()
             for key, cfg in configs.items():
                 try:
                     pred, info = fit_config(bench, train, test, cfg, base)

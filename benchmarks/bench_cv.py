@@ -9,7 +9,7 @@ Setup as ``bench_floor.py``: DTI split 0 (70 training curves of ``fdakpl.dataset
 with 25 lambdas each.
 
 Checked first, in the same run: the protocol's fold scores (the closed form,
-:func:`fdakpl.tuning.kfold_grid.kfold_grid`) equal the per-fold fits of :func:`fdakpl.tuning.selection.kfold_path`'s
+:func:`fdakpl.tuning.kfold_grid.kfold_grid`) equal the per-fold fits of :func:`fdakpl.tuning.kfold.kfold_path`'s
 generic route (a ``KPLRegressor`` fit and prediction per setting and fold) to 1e-10 relative, with the same
 chosen setting and lambda.
 
@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _timing import compare, machine, ratio
 from bench_floor import LAM, SIGMA, dti_split0, floor_fit_predict
 
-import fdakpl.tuning.selection as selection
+import fdakpl.tuning.kfold as selection
 from fdakpl import FunctionalRegression, Gaussian, KPLRegressor
 from fdakpl.dictionaries import Wavelet
-from fdakpl.tuning.selection import kfold_grid
+from fdakpl.tuning.kfold_grid import kfold_grid
 
 OUT = Path(__file__).parent / "results" / "cv_protocol.json"
 TARGET = 500

@@ -11,14 +11,14 @@ defaults and
   kernel (``"scalars"``) whose width multiple is tuned by leave-one-curve-out;
 * ``categorical``: the default now: one :class:`~fdakpl.factor_kernels.Categorical` kernel per
   factor (each level equally far from the others), multiples of its width tuned on
-  :data:`~fdakpl.tuning.joint.DEFAULT_FACTOR_MULTIPLES` with the other terms' widths;
+  :data:`~fdakpl.tuning.search.DEFAULT_FACTOR_MULTIPLES` with the other terms' widths;
 * the same with other grids of factor multiples (``grid[...]``: the curves' grid 4..16; 1..64 and
   0.25..64 in steps of 2 instead of 4), and with ``combine="sum"`` (``categorical sum``; for the
   treatment coding, ``treatment sum``).
 
 Paired differences against ``treatment`` (mean, standard error over splits, splits won) go to
 ``benchmarks/results/factor_kernels.json`` and ``.md``. BLAS on one thread (threadpoolctl); the
-other grids are tried by setting ``fdakpl.regression.model.DEFAULT_FACTOR_MULTIPLES`` (this script
+other grids are tried by setting ``fdakpl.regression.steps.DEFAULT_FACTOR_MULTIPLES`` (this script
 only).
 
 Usage::
@@ -50,7 +50,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 from accuracy_data import BENCHMARKS, Benchmark, heldout_error  # noqa: E402
 
-import fdakpl.regression.model as front_end  # noqa: E402
+import fdakpl.regression.steps as front_end  # noqa: E402
 from fdakpl import FunctionalRegression  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"

@@ -58,10 +58,9 @@ def gram_mismatch(dictionary, grid: np.ndarray, G: np.ndarray) -> dict:
 def fully_observed_only(ds, dic: str) -> dict:
     """Training error (mean SSE over curves) of the 66 fully observed curves alone, with trapezoidal quadrature
     weights (what fdakpl uses when no curve has gaps) and with the plug-in weights 1/m, along LAMS."""
-    from fdakpl import KPLRegressor
-    from fdakpl.formula.terms import default_kernels, parse_formula
+    from fdakpl import FunctionalRegression, KPLRegressor
 
-    kernel = default_kernels(parse_formula("rcst ~ cca", ds), ds, True)["cca"]
+    kernel = FunctionalRegression("rcst ~ cca", ds, interpolate_inputs=True).default_kernels()["cca"]
     Y = ds.rcst.values
     out = {}
     for integration in ("quadrature", "plugin"):

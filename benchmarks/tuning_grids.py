@@ -33,11 +33,10 @@ from threadpoolctl import threadpool_limits
 
 from fdakpl import FunctionalRegression, datasets
 from fdakpl.data.preprocessing import prepare_inputs
-from fdakpl.formula.terms import combine_kernels
-from fdakpl.kernels import Gaussian, ScaleDecay
-from fdakpl.solvers.closed_form import ridge_coef
-from fdakpl.tuning.joint import curve_loo_path, curve_quadratics
-from fdakpl.tuning.selection import centred_observations, ridge_path
+from fdakpl.formula.terms import median_heuristic
+from fdakpl.kernels import Gaussian, Product, ScaleDecay
+from fdakpl.ridge.path import RidgePath
+from fdakpl.ridge.problem import prepare_problem
 
 OUT = Path(__file__).parent / "results" / "tuning_grids.json"
 WIDTHS = 2.0 ** (np.arange(-2, 11) / 2)  # 0.5 ... 32, steps of sqrt(2)
@@ -49,27 +48,26 @@ MGCV_REFERENCE = 0.2124  # issue 12: mgcv linear function-on-function model, sam
 def split_errors(ds, s: int) -> dict:
     perm = np.random.default_rng(s).permutation(100)
     train, test = ds.isel(sample=perm[:70]), ds.isel(sample=perm[70:])
-    base = FunctionalRegression("rcst ~ cca", data=train, interpolate_inputs=True, progress=False,
-                                width_grid=None, b_grid=None, lam=1e-3)
-    sigma0 = base._term_kernels()["cca"].sigma
+    base = FunctionalRegression("rcst ~ cca", data=train, interpolate_inputs=True, progress=False)
+    problem = prepare_problem(base.parsed.inputs(train), train["rcst"], interpolate_inputs=True)
+    sigma0 = median_heuristic(problem.inputs["cca"], problem.input_weights["cca"])
     Yte = test["rcst"].values
     shape = (WIDTHS.size, BS.size, LAMS.size)
     loo, gcv, err = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+    Xv, Xw, _, _ = prepare_inputs(base.parsed.inputs(test), interpolate=True, spec=problem.input_spec)
+    grid = train["rcst_loc"].values
+    Phi = problem.dictionary.evaluate(grid)
+    mean = problem.mean(grid)
     for i, m in enumerate(WIDTHS):
+        kern = Product({"cca": Gaussian(m * sigma0)})
+        K = problem.kernel_matrix(kern)
+        Kn = kern(Xv, problem.inputs, Xw)
         for j, b in enumerate(BS):
-            kern = combine_kernels({"cca": Gaussian(m * sigma0)}, ["cca"], "product")
-            est = base._estimator(kern, "eig", 1e-3, output_matrix=ScaleDecay(b), loss="square")
-            est.fit(base.parsed.inputs(train), train["rcst"])
-            obs, w, phi = centred_observations(est, train["rcst"])
-            loo[i, j] = curve_loo_path(est.decomposition_, curve_quadratics(obs, phi, w), LAMS)
-            gcv[i, j] = ridge_path(est.decomposition_, phi, obs, w, LAMS, loo=False).gcv
-            Xv, Xw, _, _ = prepare_inputs(base.parsed.inputs(test), interpolate=True, spec=est.input_spec_)
-            Kn = est._kernel()(Xv, est.X_fit_, Xw)
-            grid = train["rcst_loc"].values
-            Phi = est.dictionary_.evaluate(grid)
-            mean = est.mean_(grid)
+            path = RidgePath.fit(problem, kern, *problem.output_matrix(ScaleDecay(b)), K=K)
+            crit = path.criteria(LAMS)
+            loo[i, j], gcv[i, j] = crit.loo, crit.gcv
             for k, lam in enumerate(LAMS):
-                pred = Kn @ ridge_coef(est.decomposition_, float(lam), times_B=True) @ Phi.T + mean
+                pred = Kn @ path.coef(float(lam), times_B=True) @ Phi.T + mean
                 err[i, j, k] = float(np.mean(np.nansum((pred - Yte) ** 2, axis=1)))
     return {"loo": loo, "gcv": gcv, "err": err}
 

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from .kernels import Gaussian
+from .utils.saved import saved
 
 __all__ = ["Categorical", "indicators"]
 
@@ -75,6 +76,7 @@ def indicators(codes: Any, n_levels: int) -> np.ndarray:
     return out
 
 
+@saved()  # sigma, declared by Gaussian
 class Categorical(Gaussian):
     """Kernel on a factor: ``1`` for equal levels, ``rho = exp(-1 / sigma^2)`` for different ones.
 

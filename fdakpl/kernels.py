@@ -28,6 +28,8 @@ import numpy as np
 from scipy.spatial.distance import cdist, pdist, squareform
 from sklearn.base import BaseEstimator
 
+from .utils.saved import saved
+
 try:  # the C routine that pdist(X, "sqeuclidean") calls, without pdist's array-API dispatch (20 us of a 70-curve fit)
     from scipy.spatial._distance_pybind import pdist_sqeuclidean
 except ImportError:  # pragma: no cover - another SciPy layout: the public function, the same numbers
@@ -62,6 +64,33 @@ def _as_2d(X: Any, name: str) -> np.ndarray:
     if not np.all(np.isfinite(X)):
         raise ValueError(f"{name} has NaN or infinite values; drop or interpolate them first")
     return X
+
+
+def squared_distances(X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
+    """Squared distances between rows: weighted L2 for curves (``weights``: quadrature weights), Euclidean for
+    vectors; for mappings of terms (prepared inputs), the sum over terms. The one distance function of fdakpl.
+
+    ``Y`` None: the rows of ``X`` with themselves, each pair computed once (exactly symmetric).
+
+    Examples
+    --------
+    >>> squared_distances(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]))
+    array([[25.]])
+    >>> squared_distances({"a": np.zeros((2, 1)), "b": np.array([[0.0], [2.0]])})
+    array([[0., 4.],
+           [4., 0.]])
+    """
+    if isinstance(X, Mapping):
+        out = None
+        for term, v in X.items():
+            d = squared_distances(v, None if Y is None else Y[term], (weights or {}).get(term))
+            out = d if out is None else out + d
+        assert out is not None
+        return out
+    A = np.asarray(X, dtype=float).reshape(len(X), -1)
+    B = A if Y is None else np.asarray(Y, dtype=float).reshape(len(Y), -1)
+    w = None if weights is None else np.asarray(weights, dtype=float).reshape(-1)
+    return _sqdist(A, B, w)
 
 
 def _sqdist(X: np.ndarray, Y: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
@@ -179,6 +208,7 @@ def kernel_or_default(kernel: Any, name: str = "kernel", default: Kernel | None 
     return kernel
 
 
+@saved("sigma")
 class Gaussian(_ScaleKernel):
     """Gaussian kernel ``exp(-||x - x'||^2 / (2 sigma^2))``.
 
@@ -200,6 +230,7 @@ class Gaussian(_ScaleKernel):
     _matrix.pairs_once = True  # type: ignore[attr-defined]  # by _sqdist: exactly symmetric (exact_symmetric)
 
 
+@saved("sigma")
 class Laplace(_ScaleKernel):
     """Laplace kernel ``exp(-||x - x'|| / sigma)``.
 
@@ -220,6 +251,7 @@ class Laplace(_ScaleKernel):
     _matrix.pairs_once = True  # type: ignore[attr-defined]  # by _sqdist: exactly symmetric (exact_symmetric)
 
 
+@saved()
 class Linear(Kernel):
     """Linear kernel ``<x, x'>`` (the L2 inner product for curves).
 
@@ -267,6 +299,7 @@ def grid_from_weights(weights: Any) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(d)])
 
 
+@saved("bandwidth")
 class SmoothedLinear(Kernel):
     """Linear kernel on Gaussian-smoothed curves: ``<S x, S x'>`` in L2.
 
@@ -323,6 +356,7 @@ class SmoothedLinear(Kernel):
         return float("inf")
 
 
+@saved("sigma")
 class IntegralGaussian(_ScaleKernel):
     """Integral of Gaussian kernels for vector-valued curves (the paper's speech kernel).
 
@@ -415,6 +449,7 @@ class _Combination(Kernel):
         return f" {self.op} ".join(f"{k}:{v!r}" for k, v in self.kernels.items())
 
 
+@saved("kernels")
 class Product(_Combination):
     """Product of per-term kernels ``prod_t k_t(x_t, x'_t)``.
 
@@ -430,6 +465,7 @@ class Product(_Combination):
     op = "*"
 
 
+@saved("kernels")
 class Sum(_Combination):
     """Sum of per-term kernels ``sum_t k_t(x_t, x'_t)``.
 
@@ -468,6 +504,7 @@ class OutputMatrix(BaseEstimator):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params(deep=False).items())})"
 
 
+@saved()
 class Identity(OutputMatrix):
     """``B = I``: independent, equally penalised coefficients.
 
@@ -482,6 +519,7 @@ class Identity(OutputMatrix):
         return np.eye(np.asarray(scales).size)
 
 
+@saved("b")
 class ScaleDecay(OutputMatrix):
     """Diagonal ``B`` with ``1 / b**j`` for an atom at scale ``j`` (the paper's DTI protocol).
 
@@ -507,6 +545,7 @@ class ScaleDecay(OutputMatrix):
         return np.diag(self.b ** (-np.asarray(scales, dtype=float)))
 
 
+@saved("B")
 class Matrix(OutputMatrix):
     """A user-supplied symmetric positive definite matrix.
 

@@ -65,6 +65,7 @@ import numpy as np
 
 from .data.validation import check_number
 from .utils.docstrings import fill_doc
+from .utils.saved import saved
 
 __all__ = ["CustomLoss", "GroundLoss", "Huber", "LogCosh", "PseudoHuber", "Square", "is_square", "make_loss"]
 
@@ -138,6 +139,7 @@ class GroundLoss:
         return replace(self, scale=check_number(scale, f"{type(self).__name__}: scale"))  # type: ignore[type-var]
 
 
+@saved()
 @dataclass(frozen=True)
 class Square(GroundLoss):
     """Square ground loss ``l(y, yhat) = (yhat - y)**2``: the functional square loss.
@@ -173,6 +175,7 @@ class Square(GroundLoss):
         return np.full(np.broadcast(np.asarray(y), np.asarray(yhat)).shape, 2.0)
 
 
+@saved("relative", "scale", register=False)
 class _ScaledLoss(GroundLoss):
     """Shared checks and repr of the losses with one parameter (``_param``), ``relative`` and ``scale``."""
 
@@ -196,6 +199,7 @@ class _ScaledLoss(GroundLoss):
 
 
 @fill_doc(relative_scale=RELATIVE_SCALE_DOC)
+@saved("gamma")
 @dataclass(frozen=True, repr=False)
 class LogCosh(_ScaledLoss):
     """Parametrised logcosh ground loss ``l(y, yhat) = log(cosh(gamma (yhat - y))) / gamma``.
@@ -287,6 +291,7 @@ class _ThresholdLoss(_ScaledLoss):
 
 
 @fill_doc(relative_scale=RELATIVE_SCALE_DOC)
+@saved("delta")
 @dataclass(frozen=True, repr=False)
 class Huber(_ThresholdLoss):
     """Huber ground loss: ``a**2 / 2`` for ``|a| <= delta``, ``delta (|a| - delta / 2)`` beyond.
@@ -333,6 +338,7 @@ class Huber(_ThresholdLoss):
 
 
 @fill_doc(relative_scale=RELATIVE_SCALE_DOC)
+@saved("delta")
 @dataclass(frozen=True, repr=False)
 class PseudoHuber(_ThresholdLoss):
     """Pseudo-Huber ground loss ``delta**2 (sqrt(1 + (a / delta)**2) - 1)``: a smooth Huber.

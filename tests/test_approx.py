@@ -19,7 +19,7 @@ from fdakpl.estimators.approx import (
 )
 from fdakpl.kernels import Matrix
 from fdakpl.solvers.closed_form import decompose
-from fdakpl.tuning.selection import DEFAULT_LAMBDAS
+from fdakpl.tuning.criteria import DEFAULT_LAMBDAS
 
 
 @pytest.fixture
@@ -86,21 +86,20 @@ def test_nystroem_all_landmarks_equals_exact(rng, dictionary, output_matrix, mis
                                                         rel=1e-8)
 
 
-def test_kplregressor_approx_option_matches_estimator(rng):
+def test_approximate_fits_go_through_their_own_estimator(rng):
+    """One estimator per fitted form: KPLRegressor has no approx= (ApproxKPLRegressor does)."""
     ds = curves(rng, n=60, missing=0.2)
     kw = dict(dictionary=Fourier(3), kernel=Gaussian(1.0), output_matrix=1.5, lam=1e-3)
-    est = KPLRegressor(**kw, approx=Nystroem(60)).fit(ds.x, ds.y)
+    with pytest.raises(TypeError, match="approx"):
+        KPLRegressor(**kw, approx=Nystroem(60))
+    est = ApproxKPLRegressor(**kw, approx=Nystroem(60)).fit(ds.x, ds.y)
     exact = KPLRegressor(**kw).fit(ds.x, ds.y)
     assert est.approx_description_ == "Nyström, 60 uniform landmarks"
-    assert est.coef_.shape == (60, 7) and est.K_ is None and not hasattr(est, "dual_coef_")
+    assert est.coef_.shape == (60, 7) and not hasattr(est, "dual_coef_")
     pred = est.predict(ds.x.isel(sample=slice(0, 5)))
     assert isinstance(pred, xr.DataArray) and list(pred.sample.values) == [f"c{i}" for i in range(5)]
     assert rel(pred, exact.predict(ds.x.isel(sample=slice(0, 5)))) < 1e-8
     assert est.score(ds.x, ds.y) == pytest.approx(exact.score(ds.x, ds.y), rel=1e-10)
-    # refitting without approx goes back to the exact path
-    est.set_params(approx=None).fit(ds.x, ds.y)
-    assert est.dual_coef_.shape == (60, 7) and est.K_ is not None and not hasattr(est, "coef_")
-    assert rel(est.predict(ds.x), exact.predict(ds.x)) < 1e-12
 
 
 def test_product_kernel_on_terms_equals_exact(rng):
@@ -311,14 +310,14 @@ def test_bad_input(rng):
         ApproxKPLRegressor(approx=Nystroem(5), lam="best").fit(X, Y)
     with pytest.raises(ValueError, match="criterion must be 'loo' or 'gcv'"):
         ApproxKPLRegressor(approx=Nystroem(5), lam=[1e-3, 1e-2], criterion="aic").fit(X, Y)
-    with pytest.raises(ValueError, match="lam candidates must be finite numbers > 0"):
+    with pytest.raises(ValueError, match=r"lam must hold finite numbers > 0, got -1\.0"):
         ApproxKPLRegressor(approx=Nystroem(5), lam=[1e-3, -1.0]).fit(X, Y)
     with pytest.raises(ValueError, match="chunk_size must be an integer >= 1"):
         ApproxKPLRegressor(approx=Nystroem(5), chunk_size=0).fit(X, Y)
     with pytest.raises(ValueError, match="needs every curve observed"):
         ApproxKPLRegressor(approx=Nystroem(5), integration="quadrature").fit(X, Y)
     with pytest.raises(ValueError, match="square loss only"):
-        KPLRegressor(approx=Nystroem(5), loss="logcosh").fit(X, Y)
+        ApproxKPLRegressor(approx=Nystroem(5), loss="logcosh").fit(X, Y)
     long = pd.DataFrame({"sample": ["c0", "c1"], "location": [0.1, 0.2], "value": [1.0, 2.0]})
     with pytest.raises(TypeError, match="dense responses on a grid"):
         ApproxKPLRegressor(approx=Nystroem(2)).fit(X[:2], long)

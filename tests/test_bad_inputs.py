@@ -304,7 +304,7 @@ def _():
     return (lambda: KPLRegressor(lam=-1.0).fit(X, Y, locations=grid)), [X, Y]
 
 
-@_c("lam-grid-zero", "a lambda grid containing 0", ValueError, r"lam must be a finite number > 0, got 0\.0")
+@_c("lam-grid-zero", "a lambda grid containing 0", ValueError, r"lam must hold finite numbers > 0, got 0\.0; e\.g")
 def _():
     ds = make_data()
     grid = np.array([0.0, 1e-3])

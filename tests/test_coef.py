@@ -58,29 +58,19 @@ def test_approximate_fit_predicts_from_coef_and_the_feature_map(rng):
     Xnew = rng.uniform(-1, 1, size=(6, 3))
     at = np.array([0.03, 0.4, 0.77])
     kw = dict(dictionary=Fourier(3), kernel=Gaussian(SIGMA), output_matrix=1.5, lam=1e-3)
-    for est in (KPLRegressor(**kw, approx=RandomFourierFeatures(25, random_state=1)),
-                ApproxKPLRegressor(**kw, approx=RandomFourierFeatures(25, random_state=1), chunk_size=16)):
+    for chunk in (16, 1000):
+        est = ApproxKPLRegressor(**kw, approx=RandomFourierFeatures(25, random_state=1), chunk_size=chunk)
         est.fit(X, Y, locations=grid)
         M = est.coef_
         assert M.shape == (25, 7)  # feature x atom
-        fmap = est.approx_ if isinstance(est, ApproxKPLRegressor) else est.approx_.approx_
+        fmap = est.approx_
         # random Fourier features of the Gaussian kernel, written out: sqrt(2 / r) cos(x Omega / sigma + b)
         Z = np.sqrt(2 / 25) * np.cos(Xnew / SIGMA @ fmap.omega_ + fmap.offset_)
         expected = Z @ M @ est.dictionary_.evaluate(at).T + est.mean_(at)[None, :]
         np.testing.assert_allclose(est.predict(Xnew, at=at), expected, rtol=1e-12, atol=1e-12)
-        with pytest.raises(AttributeError, match=r"approximate \w+ fit \(approx=\) has no dual_coef_.*are coef_"):
+        with pytest.raises(AttributeError, match=r"approximate \w+ fit has no dual_coef_.*are coef_"):
             est.dual_coef_  # noqa: B018
         assert not hasattr(est, "dual_coef_") and not hasattr(est, "dual_coef_B_")
-
-
-def test_refitting_switches_between_dual_and_primal_coefficients(rng):
-    X, Y, grid = problem(rng, n=30)
-    est = KPLRegressor(dictionary=Fourier(2), kernel=Gaussian(SIGMA)).fit(X, Y, locations=grid)
-    assert hasattr(est, "dual_coef_") and not hasattr(est, "coef_")
-    est.set_params(approx=Nystroem(12, random_state=0)).fit(X, Y, locations=grid)
-    assert est.coef_.shape == (12, 5) and not hasattr(est, "dual_coef_") and not hasattr(est, "dual_coef_B_")
-    est.set_params(approx=None).fit(X, Y, locations=grid)
-    assert est.dual_coef_.shape == (30, 5) and not hasattr(est, "coef_")
 
 
 # ----------------------------------------------------------------------------- res.coef for both
@@ -115,7 +105,7 @@ def test_results_coef_of_exact_and_approximate_fits(dti):
     # the fitted curves from M: mean + Z M Phi^T, with Z the feature map of the training inputs
     est = approx.estimator
     Xv, Xw, _, _ = prepare_inputs(approx.model.parsed.inputs(dti), interpolate=True, spec=est.input_spec_)
-    Z = est.approx_.approx_.transform(Xv, Xw)
+    Z = est.approx_.transform(Xv, Xw)
     assert Z.shape == (dti.sizes["sample"], 30)
     fitted = est.mean_(grid)[None, :] + Z @ M.values @ est.dictionary_.evaluate(grid).T
     np.testing.assert_allclose(approx.fitted.values, fitted, rtol=1e-10, atol=1e-12)

@@ -6,7 +6,7 @@ import pytest
 import xarray as xr
 
 from fdakpl import Fourier, FunctionalRegression, Gaussian, KPLRegressor
-from fdakpl.tuning.selection import kfold_path
+from fdakpl.tuning.kfold import kfold_path
 
 
 def _data(n=30, seed=0):
@@ -94,7 +94,8 @@ def test_a_curve_named_scalars_is_refused_not_replaced():
     ds = ds.assign(scalars=(("sample", "s"), rng.normal(size=(30, 5))), z=("sample", rng.normal(size=30)))
     ds = ds.assign_coords(s=np.arange(5.0))
     with pytest.raises(ValueError, match=r"the curve variable 'scalars' has the name of the kernel of the numeric "
-                                         r"scalar covariates \('scalars'\).*ds.rename\(\{'scalars': 'scalars_curve'\}\)"):
+                                         r"scalar covariates \('scalars'\).*"
+                                         r"ds.rename\(\{'scalars': 'scalars_curve'\}\)"):
         _fit(ds, "y ~ scalars + z")
     assert _fit(ds, "y ~ scalars + C(g)").model.parsed.terms == ["scalars", "C(g)"]  # no clash: no numeric design
     renamed = ds.rename(scalars="scalars_curve")

@@ -270,7 +270,7 @@ def test_kappa_of_integral_gaussian_on_curves_is_the_sum_of_weights():
     assert np.diag(est.K_) == pytest.approx(np.full(30, 10.0))  # k(x, x) = sum of the quadrature weights
     assert dg["kappa"] == pytest.approx(10.0 * lmax) and dg["kappa_how"].startswith("exact")
     # the same from the inputs alone (no kernel matrix), as for a refitted or loaded model
-    k2, _ = kernel_kappa(est._kernel(), est.B_, X=est.X_fit_, weights=est.X_weights_)
+    k2, _ = kernel_kappa(est.kernel_, est.B_, X=est.X_fit_, weights=est.X_weights_)
     assert k2 == pytest.approx(10.0 * lmax)
 
 

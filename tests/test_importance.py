@@ -60,10 +60,13 @@ def test_drop_importance_equals_refit_without_the_term(fit):
 
 def test_summary_importance_options(fit):
     _, _, res = fit
-    text = str(res.summary())
-    assert "Term importance" in text and "19 permutations" in text
+    res._cache.pop("importance", None)  # the fixture is shared: start from a fit where nothing was asked
+    text = str(res.summary())  # the summary formats what was computed: importance only on request
+    assert "Term importance (drop and permutation, with p-values) is computed on request" in " ".join(text.split())
+    assert "5 permutations" in str(res.summary(importance=5))  # computed once, kept
+    assert "5 permutations" in str(res.summary())  # "auto" shows what was computed last
     assert "Term importance" not in str(res.summary(importance=False))
-    assert "5 permutations" in str(res.summary(importance=5))
+    assert "199 permutations" in str(res.summary(importance=True))
     with pytest.raises(ValueError, match="importance must be"):
         res.summary(importance="yes")
     with pytest.raises(ValueError, match="n_permutations"):

@@ -179,7 +179,7 @@ def test_select_smoothing_chooses_by_the_criterion_and_smooths(sim):
     model = FunctionalRegression("y ~ x", ds, dictionary="bspline", lam="gcv", progress=False)
     res, path = select_smoothing(model, "x", bandwidths=[0.0, 0.02, 0.05, 0.1])
     best = path.loc[path["criterion"].idxmin()]
-    assert res.estimator._kernel().kernels["x"] == SmoothedLinear(best["bandwidth"])
+    assert res.estimator.kernel_.kernels["x"] == SmoothedLinear(best["bandwidth"])
     assert float(np.min(res.criteria.gcv)) == pytest.approx(best["criterion"], rel=1e-12)
     for bw, crit in zip(path["bandwidth"], path["criterion"], strict=True):  # each row is that bandwidth's fit
         m = FunctionalRegression("y ~ x", ds, kernels={"x": SmoothedLinear(bw)}, dictionary="bspline", lam="gcv",

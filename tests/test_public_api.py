@@ -10,7 +10,7 @@ from fdakpl import baselines, dictionaries, kernels, losses
 from fdakpl.estimators.approx import ApproxKPLRegressor
 from fdakpl.regression.model import FunctionalRegression
 from fdakpl.solvers.iterative import kpl_iterative_path
-from fdakpl.tuning.selection import kfold_path
+from fdakpl.tuning.kfold import kfold_path
 
 TOP_LEVEL = [
     "FPCA", "ApproxKPLRegressor", "BSpline", "Categorical", "Fourier", "FunctionalRegression",

@@ -210,7 +210,7 @@ def test_permutation_test_result_reads_like_scipy(rng):
     ds = _toy(rng, n=30, m=15, noise=0.2)
     res = FunctionalRegression("y ~ x", ds, lam=1e-3, kernel=Gaussian(0.5), progress=False).fit()
     out = res.permutation_test("x", n_permutations=19, random_state=0, progress=False)
-    assert out.statistic == pytest.approx(float(res._at_lam().loo[0]))  # the exact LOO error at the fit
+    assert out.statistic == pytest.approx(float(res.path.loo([res.lam])[0]))  # the exact LOO error at the fit
     assert out.null_distribution.shape == (19,) and out.n_permutations == 19
     assert out.pvalue == (1 + np.sum(out.null_distribution <= out.statistic)) / 20
     text = str(out)

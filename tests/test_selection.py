@@ -7,7 +7,7 @@ from fdakpl import BSpline, Fourier, Gaussian, KPLRegressor
 from fdakpl.data.functional import Observations
 from fdakpl.data.integration import integration_weights
 from fdakpl.kernels import ScaleDecay
-from fdakpl.tuning.selection import check_edge, kfold_path, ridge_path
+from fdakpl.tuning.kfold import kfold_path
 
 from .conftest import make_problem
 
@@ -25,8 +25,7 @@ def test_path_criteria_equal_brute_force(rng, missing, dic, B):
     w, _ = integration_weights(obs, (0.0, 1.0))
     lams = np.array([1e-4, 3e-2])
     m = _fit(X, Y, grid, 1e-3, dic, B)
-    phi = m.dictionary_.evaluate(grid)
-    crit = ridge_path(m.decomposition_, phi, obs, w, lams)
+    crit = m.path_.criteria(lams)
     n = X.shape[0]
     for j, lam in enumerate(lams):
         fit = _fit(X, Y, grid, lam, dic, B)
@@ -55,13 +54,20 @@ def test_path_criteria_equal_brute_force(rng, missing, dic, B):
         assert crit.loo[j] == pytest.approx(loo / n, rel=1e-8)
 
 
-def test_edge_warning():
-    with pytest.warns(UserWarning, match="smallest value of its grid"):
-        assert check_edge(np.array([1e-3, 1e-2, 1e-1]), 0, "gcv")
+def test_lambda_edge_warning_names_the_side_and_the_grid(rng):
+    import xarray as xr
+
+    from fdakpl import FunctionalRegression
+
+    X, Y, grid = make_problem(rng, n=12, m=9)
+    ds = xr.Dataset({"y": (("sample", "t"), Y), "x": (("sample", "s"), X)},
+                    coords={"t": grid, "s": np.linspace(0, 1, X.shape[1])})
+    with pytest.warns(UserWarning, match=r"(smallest|largest) value of its grid \[1e-06, 1e-05\]"):
+        FunctionalRegression("y ~ x", ds, lam_grid=[1e-5, 1e-6], lam="gcv", progress=False).fit()
 
 
 def test_kfold_is_reproducible_and_matches_manual_folds(rng, monkeypatch):
-    import fdakpl.tuning.selection as selection
+    import fdakpl.tuning.kfold as selection
 
     monkeypatch.setattr(selection, "PARALLEL_MIN_SAMPLES", 0)  # exercise the worker processes at this small n
     monkeypatch.setattr(selection, "kfold_labelled", lambda *a, **k: None)  # per-fold fits, not the closed form
@@ -83,11 +89,11 @@ def test_kfold_is_reproducible_and_matches_manual_folds(rng, monkeypatch):
 
 
 def test_parallel_cv_survives_rpy2_environment(rng, monkeypatch):
-    """rpy2 prepends R's lib dirs to LD_LIBRARY_PATH; loky workers must still start (fdakpl.tuning.selection)."""
+    """rpy2 prepends R's lib dirs to LD_LIBRARY_PATH; loky workers must still start (fdakpl.tuning.kfold)."""
     pytest.importorskip("rpy2.robjects", reason="needs rpy2 and R")
     import os
 
-    import fdakpl.tuning.selection as selection
+    import fdakpl.tuning.kfold as selection
 
     monkeypatch.setattr(selection, "PARALLEL_MIN_SAMPLES", 0)
     monkeypatch.setattr(selection, "kfold_labelled", lambda *a, **k: None)  # per-fold fits in worker processes

@@ -5,12 +5,13 @@ import pytest
 import xarray as xr
 from sklearn.model_selection import KFold
 
+import fdakpl.tuning.kfold as selection
 import fdakpl.tuning.kfold_grid as skf
-import fdakpl.tuning.selection as selection
 from fdakpl import FPCA, BSpline, Fourier, FunctionalRegression, Gaussian, KPLRegressor, datasets
 from fdakpl.dictionaries import Wavelet
 from fdakpl.kernels import ScaleDecay
-from fdakpl.tuning.selection import kfold_grid, kfold_path
+from fdakpl.tuning.kfold import kfold_path
+from fdakpl.tuning.kfold_grid import kfold_grid
 
 from .conftest import make_problem
 

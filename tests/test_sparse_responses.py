@@ -211,11 +211,11 @@ def test_centre_from_streamed_sums_equals_the_centre_from_points(sparse):
 
 
 def test_approximate_estimator_centres_sparse_responses(sparse):
-    from fdakpl import Nystroem
+    from fdakpl import ApproxKPLRegressor, Nystroem
 
     train, long, _x, _F, _ = sparse
     exact = KPLRegressor(dictionary=BSpline(8), lam=1e-3, domain=(0.0, 1.0)).fit(train["x"], train["y"])
-    approx = KPLRegressor(dictionary=BSpline(8), lam=1e-3, domain=(0.0, 1.0),
-                          approx=Nystroem(40, random_state=0)).fit(train["x"], train["y"])
+    approx = ApproxKPLRegressor(dictionary=BSpline(8), lam=1e-3, domain=(0.0, 1.0),
+                                approx=Nystroem(40, random_state=0)).fit(train["x"], train["y"])
     assert approx.mean_.smoothed
     np.testing.assert_allclose(approx.mean_(THETA), exact.mean_(THETA), rtol=1e-7, atol=1e-8)

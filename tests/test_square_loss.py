@@ -53,16 +53,15 @@ def _same_for_every_square_spelling(fit):
     dict(solver="sylvester"),
     dict(solver="exact_partial", partial=True),        # exact minimiser for partially observed curves
     dict(solver="iterative", partial=True, solver_options={"tol": 1e-10}),
-    dict(approx=True),                                 # KPLRegressor(approx=...)
-    dict(approx=True, partial=True),
     dict(approx_estimator=True),                       # ApproxKPLRegressor
+    dict(approx_estimator=True, partial=True),
 ])
 def test_array_routes_accept_every_spelling_of_the_square_loss(data, route):
     X, Y, partial, grid = data
     route = dict(route)
     Yfit = partial if route.pop("partial", False) else Y
     cls = ApproxKPLRegressor if route.pop("approx_estimator", False) else KPLRegressor
-    if route.pop("approx", False) or cls is ApproxKPLRegressor:
+    if cls is ApproxKPLRegressor:
         route["approx"] = Nystroem(15, random_state=0)
 
     def fit(loss):
@@ -75,7 +74,7 @@ def test_array_routes_accept_every_spelling_of_the_square_loss(data, route):
 
 def test_approx_routes_refuse_a_robust_loss_naming_loss_and_the_fix(data):
     X, Y, _, grid = data
-    for est in (KPLRegressor(loss="logcosh", approx=Nystroem(10)), ApproxKPLRegressor(loss=Huber(1.0))):
+    for est in (ApproxKPLRegressor(loss="logcosh", approx=Nystroem(10)), ApproxKPLRegressor(loss=Huber(1.0))):
         with pytest.raises(ValueError, match=r"approx= solves the square loss only .*got loss=.*use loss='square', "
                                              r"or drop approx="):
             est.fit(X, Y, locations=grid)

@@ -28,7 +28,7 @@ def res():
 
 @pytest.fixture(scope="module")
 def text(res):
-    return str(res.summary())
+    return str(res.summary(importance=19))  # computed on request (and kept): every table of the summary
 
 
 def test_one_width_for_all_tables_and_notes(text, res):
@@ -110,8 +110,8 @@ def test_every_format_ipython_asks_for(res):
     assert "Excess-risk diagnostics" in data["text/latex"] and "Atoms d" in smry.as_csv()
 
 
-def test_html_tables(res):
-    page = res._repr_html_()
+def test_html_tables(res, text):
+    page = res._repr_html_()  # after `text`: the importance computed there is shown (not recomputed)
     assert page.count("<table") == len(res.summary().tables) == 4 and "Wavelet(wavelet=&#x27;db3&#x27;, level=4" in page
     assert "<pre" not in page and "white-space:nowrap;overflow" not in page
     assert re.search(r"<td[^>]*>0</td>", page)  # the same number formatting as the text

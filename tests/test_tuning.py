@@ -13,15 +13,17 @@ import pytest
 import xarray as xr
 
 from fdakpl import FunctionalRegression, KPLRegressor
-from fdakpl.data.functional import Observations
+from fdakpl.data.functional import Observations, quadrature_weights
 from fdakpl.data.integration import integration_weights
 from fdakpl.dictionaries import Fourier
 from fdakpl.estimators.approx import ApproxKPLRegressor, Nystroem
+from fdakpl.formula.terms import median_heuristic
 from fdakpl.kernels import Gaussian, Product, ScaleDecay
+from fdakpl.ridge.quadratics import curve_quadratics
 from fdakpl.solvers.closed_form import brute_force_ridge
 from fdakpl.solvers.primal import SufficientStats, primal_decompose
-from fdakpl.tuning.joint import curve_loo_path, curve_quadratics, tune_closed_form, warn_on_edge
-from fdakpl.tuning.selection import ridge_path
+from fdakpl.tuning.criteria import LOO, KFold, edge_notice
+from fdakpl.tuning.search import search
 
 from .conftest import make_problem
 
@@ -62,11 +64,11 @@ def test_curve_loo_equals_brute_force_refits(rng, missing):
     phi = model.dictionary_.evaluate(grid)
     quad = curve_quadratics(obs, phi, w)
     assert quad.shared == (missing == 0.0)
-    loo = curve_loo_path(model.decomposition_, quad, LAMS)
+    loo = model.path_.loo(LAMS)
     brute = [_brute_loo_exact(model.K_, model.gram_, model.B_, phi, obs, w, lam) for lam in LAMS]
     np.testing.assert_allclose(loo, brute, rtol=1e-8)
-    # the older path (fitted values at every point) agrees
-    np.testing.assert_allclose(ridge_path(model.decomposition_, phi, obs, w, LAMS).loo, loo, rtol=1e-9)
+    # the criterion object scores the same path with the same numbers
+    np.testing.assert_array_equal(LOO().path_scores(model.path_, LAMS), loo)
 
 
 def test_primal_loo_equals_brute_force_refits(rng):
@@ -147,7 +149,7 @@ def test_joint_width_b_lambda_equals_brute_force_search(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = FunctionalRegression("y ~ x", ds, width_grid=widths, b_grid=bs, **kw).fit()
-        sigma0 = FunctionalRegression("y ~ x", ds, **kw)._term_kernels()["x"].sigma
+        sigma0 = median_heuristic(ds.x.values, quadrature_weights(ds.x[ds.x.dims[1]].values))
         brute = np.empty((len(widths), len(bs), LAMS.size))
         for i, m in enumerate(widths):
             for j, b in enumerate(bs):  # independent fits with explicit kernel and B
@@ -184,8 +186,7 @@ def test_two_terms_coordinate_search_and_gcv(rng):
         est = KPLRegressor(dictionary=Fourier(2), kernel=res.estimator.kernel, lam=1e-3).fit(
             res.model.parsed.inputs(ds), ds.y)
         obs, w = _centred(est, Y, grid)
-        loo = curve_loo_path(est.decomposition_, curve_quadratics(obs, est.dictionary_.evaluate(grid), w), LAMS)
-        np.testing.assert_allclose(loo, tun.scores[tun.index[0], 0], rtol=1e-9)
+        np.testing.assert_allclose(est.path_.loo(LAMS), tun.scores[tun.index[0], 0], rtol=1e-9)
         # pointwise GCV stays available (same search, GCV scores)
         g = FunctionalRegression("y ~ x + z", ds, dictionary=Fourier(2), lam="gcv", lam_grid=LAMS,
                                  width_grid=widths, b_grid=None, progress=False).fit()
@@ -202,15 +203,20 @@ def test_edge_warnings_for_every_tuned_parameter(rng):
                              b_grid=[1.0, 1.01], progress=False).fit()
     msgs = " | ".join(str(r.message) for r in rec)
     assert "width multiple (of the median heuristic) of 'x'" in msgs and "lambda" in msgs
-    assert not warn_on_edge("b", [1.0, 2.0], 0, "LOO", "b_grid", lower_is_natural=True)
-    with pytest.warns(UserWarning, match="scale decay b 2 is the largest"):
-        warn_on_edge("scale decay b", [1.0, 2.0], 1, "LOO", "b_grid")
+    assert edge_notice("b", np.array([1.0, 2.0]), 1.0, LOO(), "b_grid", natural_low=True) is None
+    assert "scale decay b 2 is the largest" in edge_notice("scale decay b", np.array([1.0, 2.0]), 2.0, LOO(), "b_grid")
+    # by value, not by position: an unsorted grid's interior choice is no edge
+    assert edge_notice("lambda", np.array([1e-1, 1e-3, 1e-2]), 1e-2, LOO(), "lam_grid") is None
 
 
-def test_tune_closed_form_needs_a_criterion():
-    with pytest.raises(ValueError, match="quad="):
-        tune_closed_form(lambda m: np.eye(2), [1.0], 0, lambda b: np.eye(1), [np.nan], np.eye(1), np.ones((2, 1)),
-                         [1.0])
+def test_search_needs_a_closed_form_criterion(rng):
+    from fdakpl.ridge.problem import prepare_problem
+
+    X, Y, grid = make_problem(rng, n=8, m=6)
+    p = prepare_problem(X, Y, grid, dictionary=Fourier(1))
+    with pytest.raises(ValueError, match="refits"):
+        search(p, lambda m: (Gaussian(1.0), p.kernel_matrix(Gaussian(1.0))), [1.0], 0,
+               lambda b: p.output_matrix(None), [np.nan], LAMS, KFold(3))
 
 
 def test_bad_grids_name_the_argument(rng):
@@ -275,13 +281,11 @@ def test_leave_one_group_out_equals_brute_force_refits(rng, missing):
         X, Y, locations=grid)
     obs, w = _centred(model, Y, grid)
     phi = model.dictionary_.evaluate(grid)
-    quad = curve_quadratics(obs, phi, w)
-    got = curve_loo_path(model.decomposition_, quad, LAMS, groups=labels)
+    got = model.path_.loo(LAMS, groups=labels)
     brute = [_brute_group_loo(model.K_, model.gram_, model.B_, phi, obs, w, lam, labels) for lam in LAMS]
     np.testing.assert_allclose(got, brute, rtol=1e-8)
     # one curve per group is leave-one-curve-out
-    np.testing.assert_allclose(curve_loo_path(model.decomposition_, quad, LAMS, groups=np.arange(15)),
-                               curve_loo_path(model.decomposition_, quad, LAMS), rtol=1e-12)
+    np.testing.assert_allclose(model.path_.loo(LAMS, groups=np.arange(15)), model.path_.loo(LAMS), rtol=1e-12)
 
 
 def test_groups_through_the_front_end(rng):

@@ -23,7 +23,8 @@ Examples
 [(1, 10), (1, 10)]
 """
 
-from ._base import FunctionalBaseline, curve_inputs, responses_on_grid, squared_distances
+from ..kernels import squared_distances
+from ._base import FunctionalBaseline, curve_inputs, responses_on_grid
 from .basis import OneBasisEstimator, TripleBasisEstimator, basis_coefficients, random_fourier_features
 from .fkrr import FunctionalKRR, fkrr_system
 from .kam import KernelAdditiveModel, kam_input_gram, kam_output_gram

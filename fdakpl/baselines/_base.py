@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.spatial.distance import cdist
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import Observations, interpolate_missing, quadrature_weights
@@ -23,38 +22,11 @@ from ..data.preprocessing import (
     MeanFunction,
     prepare_inputs,
 )
-from ..data.validation import check_int, check_number
+from ..data.validation import check_grid, check_int, check_number
 from ..estimators.base import FIT_PARAMETERS_DOC, PREDICT_RETURNS_DOC, FunctionalEstimator
 from ..utils.docstrings import fill_doc
 
-__all__ = ["FunctionalBaseline", "GridRidgeBaseline", "curve_inputs", "responses_on_grid", "squared_distances"]
-
-
-def squared_distances(Xa: Any, Xb: Any, weights: Any) -> np.ndarray:
-    """Squared (L2 for curves, Euclidean for vectors) distances between two sets of prepared inputs.
-
-    ``Xa``, ``Xb`` and ``weights`` come from
-    :func:`~fdakpl.data.preprocessing.prepare_inputs`; for a mapping of terms the
-    squared distances of the terms are added.
-
-    Examples
-    --------
-    >>> squared_distances(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]), None)
-    array([[25.]])
-    """
-    if isinstance(Xa, dict):
-        out = None
-        for term, va in Xa.items():
-            d = squared_distances(va, Xb[term], (weights or {}).get(term))
-            out = d if out is None else out + d
-        assert out is not None
-        return out
-    A = np.asarray(Xa, dtype=float).reshape(len(Xa), -1)
-    B = np.asarray(Xb, dtype=float).reshape(len(Xb), -1)
-    if weights is not None:
-        sw = np.sqrt(np.asarray(weights, dtype=float).reshape(-1))
-        A, B = A * sw, B * sw
-    return cdist(A, B, "sqeuclidean")
+__all__ = ["FunctionalBaseline", "GridRidgeBaseline", "curve_inputs", "responses_on_grid"]
 
 
 def curve_inputs(Xv: Any, Xw: Any, spec: InputSpec,
@@ -222,9 +194,7 @@ class FunctionalBaseline(FunctionalEstimator):
         (2, 3, 10)
         """
         Xv, Xw, _ = self._inputs(X)
-        lams = np.atleast_1d(np.asarray(lams, dtype=float))
-        if lams.ndim != 1 or not np.all(np.isfinite(lams)) or np.any(lams <= 0):
-            raise ValueError("lams must be a 1-d array of finite numbers > 0")
+        lams = check_grid(lams, "lams", sort=False)
         theta = self.grid_ if at is None else np.atleast_1d(np.asarray(at, dtype=float))
         out = self._centered_path(Xv, Xw, theta, lams)
         if self.mean_ is not None:

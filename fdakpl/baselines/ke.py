@@ -9,8 +9,9 @@ import numpy as np
 from ..data.functional import Observations
 from ..data.validation import check_number
 from ..estimators.base import DATA_PARAMETERS_DOC
+from ..kernels import squared_distances
 from ..utils.docstrings import fill_doc
-from ._base import FunctionalBaseline, squared_distances
+from ._base import FunctionalBaseline
 
 __all__ = ["KernelEstimator", "nadaraya_watson"]
 

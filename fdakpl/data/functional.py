@@ -25,7 +25,6 @@ import pandas as pd
 import xarray as xr
 
 from .labels import SAMPLE, coordinate_values, sample_index
-from .seen import remember_valid, seen_valid
 
 __all__ = [
     "SAMPLE",
@@ -123,9 +122,7 @@ def validate_functional(da: Any, name: str | None = None) -> xr.DataArray:
         )
     label = name or da.name or "variable"
     loc = location_dim(da, label)
-    if not seen_valid(da, loc):  # not the very objects found valid before (fdakpl.data.seen)
-        _check_functional(da, label, loc)
-        remember_valid(da, loc)
+    _check_functional(da, label, loc)
     out = da if da.dims == (SAMPLE, loc) else da.transpose(SAMPLE, loc)
     return out if out.dtype == np.float64 else out.astype(np.float64)
 

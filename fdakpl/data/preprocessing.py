@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ import xarray as xr
 from sklearn.utils import check_array
 
 from ..utils.notices import InterpolationWarning, warn
+from ..utils.saved import saved
 from .functional import (
     SAMPLE,
     Observations,
@@ -37,7 +38,6 @@ from .functional import (
 )
 from .labels import check_same_samples, coordinate_values, feature_names, index_labels, sample_index, samples_text
 from .pairing import input_labels
-from .prepared import PreparedInputs, PreparedResponse
 from .scaling import median
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
@@ -45,6 +45,7 @@ __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_loca
            "prepare_response", "response_scale"]
 
 
+@saved("kind", "n_features", "grid", "location_dim", "terms", "feature_names")
 @dataclass
 class InputSpec:
     """What the training inputs looked like, to check and convert new inputs alike."""
@@ -65,10 +66,10 @@ def _is_curve(X: Any) -> bool:
     return loc in X.coords and np.issubdtype(X.coords.variables[loc].dtype, np.number)
 
 
-def _one_input(X: Any, name: str, interpolate: bool, spec: InputSpec | None,
-               validated: bool = False) -> tuple[np.ndarray, Any, InputSpec, np.ndarray | None]:
+def _one_input(X: Any, name: str, interpolate: bool,
+               spec: InputSpec | None) -> tuple[np.ndarray, Any, InputSpec, np.ndarray | None]:
     if _is_curve(X):
-        da = X if validated else validate_functional(X, name)
+        da = validate_functional(X, name)
         loc = location_dim(da, name)
         grid = coordinate_values(da, loc).astype(float)
         if spec is not None and spec.kind == "curve":
@@ -152,16 +153,15 @@ def _finite_or_interpolate(values: np.ndarray, grid: np.ndarray, name: str, inte
 
 
 def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None = None,
-                   name: str | None = None, validated: bool = False) -> tuple[Any, Any, InputSpec, np.ndarray | None]:
+                   name: str | None = None) -> tuple[Any, Any, InputSpec, np.ndarray | None]:
     """Inputs → (values, quadrature weights, spec, sample labels).
 
     ``X`` may be an array ``(n, p)`` (vectors) or ``(n, T, q)`` (vector-valued
     curves), a functional DataArray ``(sample, location)`` (curves, L2
     geometry), or a mapping / Dataset of named terms (for :class:`~fdakpl.kernels.Product`
     and :class:`~fdakpl.kernels.Sum` kernels). With ``spec`` (from the fit),
-    new inputs are checked against the training ones. ``validated``: the curves are DataArrays
-    returned by :func:`~fdakpl.data.functional.validate_functional` (not checked again).
-    A :class:`~fdakpl.data.prepared.PreparedInputs` is returned as it is.
+    new inputs are checked against the training ones. Curves are validated here
+    (:func:`~fdakpl.data.functional.validate_functional`), once per call.
 
     Examples
     --------
@@ -169,11 +169,6 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
     >>> vals.shape, w, spec.kind
     ((3, 2), None, 'array')
     """
-    if isinstance(X, PreparedInputs):  # checked at the boundary (fdakpl.data.prepared): taken as it is
-        if spec is not None and X.checked_spec is not spec:
-            raise ValueError("these prepared inputs were not checked against this model's inputs; prepare them "
-                             "with prepare_inputs(..., spec=model.input_spec_), or pass the data itself")
-        return X.values, X.weights, X.spec, X.labels
     if name is None:  # messages name the user's variable: a named DataArray's name, else X
         name = str(X.name) if isinstance(X, xr.DataArray) and X.name is not None else "X"
     if sp.issparse(X):
@@ -190,7 +185,7 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
                 continue
             if not isinstance(v, xr.DataArray) and np.ndim(v) == 1:
                 v = np.asarray(v)[:, None]  # a scalar covariate term
-            a, w, s, term_labels = _one_input(v, str(term), interpolate, sub, validated)
+            a, w, s, term_labels = _one_input(v, str(term), interpolate, sub)
             if n is not None and a.shape[0] != n:
                 raise ValueError(f"input term {term!r} has {a.shape[0]} samples, others have {n}")
             n = a.shape[0]
@@ -202,9 +197,10 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
             if missing:
                 raise ValueError(f"new data lacks input terms {sorted(missing)}")
         return vals, ws, InputSpec("terms", None, terms=specs), labels
-    return _one_input(X, name, interpolate, spec, validated)
+    return _one_input(X, name, interpolate, spec)
 
 
+@saved("name", "location_dim", "grid", "labels", "kind", "domain")
 @dataclass
 class ResponseInfo:
     """Labels of the training response, to label predictions."""
@@ -217,17 +213,16 @@ class ResponseInfo:
     domain: tuple[float, float]
 
 
-def prepare_response(Y: Any, locations: Any = None, domain: Any = None, name: str = "Y",
-                     validated: bool = False) -> tuple[Observations, ResponseInfo]:
+def prepare_response(Y: Any, locations: Any = None, domain: Any = None,
+                     name: str = "Y") -> tuple[Observations, ResponseInfo]:
     """Responses → (:class:`Observations`, :class:`ResponseInfo`).
 
     ``Y`` may be a dense functional DataArray (NaN = unobserved), an array
     ``(n, m)`` observed at ``locations`` (default: the midpoints
     ``(j + 0.5) / m`` of ``[0, 1]``), a 1-d array (one location), or a long
     DataFrame with columns ``sample``, ``location``, ``value`` (irregular
-    sampling). ``validated``: a DataArray ``Y`` was returned by
-    :func:`~fdakpl.data.functional.validate_functional` (not checked again). A
-    :class:`~fdakpl.data.prepared.PreparedResponse` is returned as it is.
+    sampling). A DataArray is validated here
+    (:func:`~fdakpl.data.functional.validate_functional`), once per call.
 
     Examples
     --------
@@ -236,17 +231,13 @@ def prepare_response(Y: Any, locations: Any = None, domain: Any = None, name: st
     (array([1, 2]), (0.0, 1.0))
     """
     domain = check_domain(domain)
-    if isinstance(Y, PreparedResponse):  # checked at the boundary (fdakpl.data.prepared)
-        if locations is not None:
-            raise ValueError(f"{name} is a prepared response, which carries its locations: pass locations=None")
-        return Y.obs, Y.info if domain is None else replace(Y.info, domain=domain)
     if isinstance(Y, pd.DataFrame):
         obs, labels = observations_from_long(Y)
         dom = domain or (float(obs.location.min()), float(obs.location.max()))
         info = ResponseInfo(Y.attrs.get("name"), Y.attrs.get("location_dim", "location"), None, labels,
                             "long", (float(dom[0]), float(dom[1])))
     elif isinstance(Y, xr.DataArray):
-        da = Y if validated else validate_functional(Y, name if Y.name is None else str(Y.name))
+        da = validate_functional(Y, name if Y.name is None else str(Y.name))
         loc = location_dim(da)
         grid = coordinate_values(da, loc).astype(float)
         obs = Observations.from_dense(da.values, grid)
@@ -394,6 +385,7 @@ def cell_locations(value: np.ndarray, cell_of: np.ndarray, n_cells: int,
     return out
 
 
+@saved("grid", "values", "smoothed")
 class MeanFunction:
     """Training centre of the responses (mean curve or robust location), interpolated linearly.
 

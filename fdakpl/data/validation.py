@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_int", "check_lam", "check_number"]
+__all__ = ["check_grid", "check_int", "check_lam", "check_number"]
 
 
 def check_number(value: Any, name: str, *, positive: bool = True, hint: str = "") -> float:
@@ -59,3 +59,42 @@ def check_lam(lam: Any, hint: str = "") -> float:
     ValueError: lam must be a finite number > 0, got -1.0
     """
     return check_number(lam, "lam", hint=hint)
+
+
+def check_grid(values: Any, name: str, example: str = "np.geomspace(1e-8, 1, 21)", sort: bool = True) -> np.ndarray:
+    """A grid of values > 0 (lambdas, width multiples, ``b``): a non-empty 1-d sequence of finite numbers > 0,
+    returned sorted without repeats (``sort=False``: as given, as floats). The one check of such grids.
+
+    Parameters
+    ----------
+    values : array-like
+    name : str
+        The parameter (named in the message).
+    example : str
+        A valid value to show in the message.
+    sort : bool
+        Sort and drop repeats (a user's grid), or keep the order (a path aligned with other arrays).
+
+    Examples
+    --------
+    >>> check_grid([1.0, 1e-3, 1.0], "lam_grid")
+    array([0.001, 1.   ])
+    >>> check_grid([1.0, -1.0], "lam_grid")
+    Traceback (most recent call last):
+    ...
+    ValueError: lam_grid must hold finite numbers > 0, got -1.0; e.g. lam_grid=np.geomspace(1e-8, 1, 21)
+    """
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a list of numbers > 0, got {values!r}; e.g. {name}={example}")
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a list of numbers > 0, got {values!r}; e.g. {name}={example}") from None
+    arr = np.atleast_1d(arr)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d list of numbers > 0, got shape {np.shape(values)}; "
+                         f"e.g. {name}={example}")
+    bad = arr[~(np.isfinite(arr) & (arr > 0))]
+    if bad.size:
+        raise ValueError(f"{name} must hold finite numbers > 0, got {bad[0]}; e.g. {name}={example}")
+    return np.unique(arr) if sort else arr

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from ..data.functional import Observations
+from ..utils.saved import saved
 
 __all__ = ["DOMAIN_TOL", "Dictionary", "GridDictionary", "dense_on_grid", "p1_evaluate", "p1_gram"]
 
@@ -41,6 +42,7 @@ def _signature_names(cls: type) -> tuple[str, ...]:
     return tuple(p for p in inspect.signature(cls.__init__).parameters if p != "self")
 
 
+@saved("domain", "domain_", "scales_", register=False)
 class Dictionary(BaseEstimator):
     """Base class of dictionaries (see the module docstring).
 
@@ -293,6 +295,7 @@ def p1_evaluate(grid: np.ndarray, values: np.ndarray, theta: np.ndarray) -> np.n
     return values[idx] * (1.0 - w) + values[idx + 1] * w
 
 
+@saved("grid_", "values_", register=False)
 class GridDictionary(Dictionary):
     """Atoms given by their values on a grid, interpolated linearly."""
 

@@ -8,11 +8,13 @@ import numpy as np
 from scipy.interpolate import BSpline as _SciPyBSpline
 
 from ..data.functional import Observations
+from ..utils.saved import saved
 from .base import Dictionary
 
 __all__ = ["BSpline"]
 
 
+@saved("n_atoms", "degree", "knots_")
 class BSpline(Dictionary):
     """B-spline basis with equally spaced, clamped knots.
 

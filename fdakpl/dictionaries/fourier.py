@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations
+from ..utils.saved import saved
 from .base import Dictionary
 
 __all__ = ["Fourier", "RandomFourier"]
 
 
+@saved("n_freqs")
 class Fourier(Dictionary):
     """Trigonometric basis, orthonormal in L2 of the domain.
 
@@ -66,6 +68,7 @@ class Fourier(Dictionary):
         return np.eye(2 * int(self.n_freqs) + 1)
 
 
+@saved("n_atoms", "length_scale", "random_state", "omega_", "phase_")
 class RandomFourier(Dictionary):
     """Random Fourier features ``sqrt(2/L) cos(w_j theta + b_j)``.
 

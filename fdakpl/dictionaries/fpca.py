@@ -6,11 +6,13 @@ import numpy as np
 
 from ..data.functional import Observations, quadrature_weights
 from ..utils.notices import warn
+from ..utils.saved import saved
 from .base import GridDictionary, dense_on_grid
 
 __all__ = ["FPCA"]
 
 
+@saved("n_atoms", "explained_variance_")
 class FPCA(GridDictionary):
     """Functional principal components of the (centred) training responses.
 

@@ -9,11 +9,13 @@ import numpy as np
 
 from ..data.functional import Observations, interpolate_missing, quadrature_weights
 from ..utils.progress import progress
+from ..utils.saved import saved
 from .base import GridDictionary, dense_on_grid
 
 __all__ = ["Learned"]
 
 
+@saved("n_atoms", "tau", "max_iter", "tol", "random_state", "progress", "objective_")
 class Learned(GridDictionary):
     """Dictionary learnt from the training responses (sparse coding).
 

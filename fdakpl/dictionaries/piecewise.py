@@ -7,11 +7,13 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations
+from ..utils.saved import saved
 from .base import GridDictionary
 
 __all__ = ["PiecewiseLinear"]
 
 
+@saved("grid")
 class PiecewiseLinear(GridDictionary):
     """Hat functions on a grid: the piecewise-linear interpolation basis.
 

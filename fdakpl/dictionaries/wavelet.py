@@ -10,11 +10,13 @@ import numpy as np
 import pywt
 
 from ..data.functional import Observations
+from ..utils.saved import saved
 from .base import GridDictionary
 
 __all__ = ["Wavelet", "discrete_wavelets"]
 
 
+@saved("wavelet", "level", "mode", "resolution", "coeff_slices_", "max_level_", "pywt_scale_")
 class Wavelet(GridDictionary):
     """Discrete wavelet dictionary from PyWavelets.
 

@@ -42,8 +42,8 @@ Feature maps
   (``w`` the quadrature weights of a curve input, so the L2 geometry is kept),
   ``Omega ~ N(0, I)``, ``b ~ U(0, 2 pi)``.
 
-The estimator :class:`ApproxKPLRegressor` (also reached as
-``KPLRegressor(approx=Nystroem(...))``) fits in-memory arrays chunk by chunk
+The estimator :class:`ApproxKPLRegressor` (``FunctionalRegression(..., approx=Nystroem(...))`` fits
+through it) fits in-memory arrays chunk by chunk
 and dask-backed xarray data without loading them, on the local dask scheduler
 or on a ``dask.distributed`` cluster.
 """
@@ -58,7 +58,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
-from ..data.validation import check_lam
+from ..data.validation import check_grid, check_lam
 from ..dictionaries import (
     Dictionary,
     Fourier,  # noqa: F401  (the examples in the docstrings use it)
@@ -66,6 +66,7 @@ from ..dictionaries import (
 )
 from ..kernels import Kernel, check_spd, make_output_matrix
 from ..losses import is_square
+from ..ridge.problem import unsupported_atoms_message
 from ..solvers.features import (
     FeatureMap,
     Nystroem,
@@ -73,9 +74,10 @@ from ..solvers.features import (
     as_generator,
 )
 from ..solvers.primal import PrimalDecomposition, SufficientStats, primal_decompose
-from ..tuning.selection import DEFAULT_LAMBDAS
+from ..tuning.criteria import DEFAULT_LAMBDAS
 from ..utils.notices import warn
-from .base import FunctionalEstimator, unsupported_atoms_message
+from ..utils.saved import saved
+from .base import FunctionalEstimator
 
 __all__ = [
     "ApproxKPLRegressor",
@@ -84,7 +86,6 @@ __all__ = [
     "RandomFourierFeatures",
     "SufficientStats",
     "check_square_loss",
-    "fit_approx",
     "primal_decompose",
 ]
 
@@ -94,6 +95,11 @@ __all__ = [
 # --------------------------------------------------------------------------
 
 
+@saved("dictionary", "kernel", "output_matrix", "lam", "center", "integration", "domain", "interpolate_inputs",
+       "approx", "chunk_size", "dictionary_sample", "random_state", "progress", "criterion", "loss",
+       "coef_", "kernel_", "approx_", "approx_description_", "primal_", "stats_", "lam_", "lams_", "gcv_", "scores_",
+       "criterion_", "edf_", "dictionary_", "B_", "gram_", "mean_", "integration_", "grid_", "response_info_",
+       "input_spec_", "n_features_in_", "n_samples_fit_")
 class ApproxKPLRegressor(FunctionalEstimator):
     """KPL with an approximate feature map, for many curves, in memory or on dask.
 
@@ -118,10 +124,10 @@ class ApproxKPLRegressor(FunctionalEstimator):
         ``dictionary_sample`` centred curves.
     lam : float, "loo", "gcv" or array-like
         A fixed ``lambda > 0``, or candidates chosen by ``criterion``; ``"loo"`` / ``"gcv"``
-        use :data:`fdakpl.tuning.selection.DEFAULT_LAMBDAS` with that criterion.
+        use :data:`fdakpl.tuning.criteria.DEFAULT_LAMBDAS` with that criterion.
     criterion : {"loo", "gcv"}
         How candidates are chosen: exact leave-one-curve-out given the feature map
-        (:func:`fdakpl.tuning.joint.primal_loo_terms`; one more streaming pass), or GCV on
+        (:func:`fdakpl.tuning.primal.primal_loo_terms`; one more streaming pass), or GCV on
         coefficient-space residuals (:meth:`PrimalDecomposition.gcv`; from the statistics alone,
         but it leaves out single points of dependent curves and undersmooths).
     approx : Nystroem or RandomFourierFeatures, optional
@@ -205,10 +211,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         if np.ndim(lam) == 0:
             check_lam(lam)
             return None
-        lams = np.asarray(lam, dtype=float).ravel()
-        if lams.size == 0 or not np.all(np.isfinite(lams)) or np.any(lams <= 0):
-            raise ValueError(f"lam candidates must be finite numbers > 0, got {lam!r}")
-        return lams
+        return check_grid(np.ravel(lam), "lam", sort=False)
 
     def _criterion(self) -> str:
         crit = self.lam if isinstance(self.lam, str) else self.criterion
@@ -248,7 +251,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         from ..solvers import streaming as st
 
         self._check_fit_arguments(Y)
-        kernel = self._kernel()
+        kernel = self.kernel_ = self._kernel()
         inputs = st.as_inputs(X, interpolate=self.interpolate_inputs)
         resp = st.as_response(Y, locations, self.domain)
         n = resp.n
@@ -306,7 +309,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
         if lams is None:
             self.lam_, self.lams_, self.gcv_, self.scores_, self.criterion_ = float(self.lam), None, None, None, None
         else:
-            from ..tuning.joint import primal_loo_block
+            from ..tuning.primal import primal_loo_block
 
             g = self.primal_.gcv(lams)
             self.criterion_ = self._criterion()
@@ -363,6 +366,20 @@ class ApproxKPLRegressor(FunctionalEstimator):
         Yhat = st.predict_pass(st.ChunkPlan.of(inputs, None, self.chunk_size), ctx, progress=self.progress)
         return self._as_given(Yhat, theta, inputs.labels, at, add_mean=False)  # the pass added the mean
 
+    def predict_array(self, X: Any, at: Any = None) -> np.ndarray:
+        """Predicted curves as a plain ``(n_new, n_locations)`` array (computed, for dask-backed inputs too).
+
+        Examples
+        --------
+        >>> X = np.linspace(0, 1, 10)[:, None]; Y = np.hstack([X, 2 * X])
+        >>> m = ApproxKPLRegressor(approx=Nystroem(10), lam=1e-3).fit(X, Y)
+        >>> m.predict_array(X[:2]).shape
+        (2, 2)
+        """
+        pred = self.predict(X, at)
+        values = np.asarray(pred.values if hasattr(pred, "values") else pred, dtype=float)
+        return values[:, None] if values.ndim == 1 else values
+
 
 def check_square_loss(loss: Any) -> None:
     """Refuse a loss other than the square loss for the approximate (primal closed-form) solver.
@@ -395,44 +412,3 @@ def _warn_unsupported_atoms(q: int, G: np.ndarray) -> None:
     rank = np.linalg.matrix_rank(G, tol=1e-10 * max(np.abs(G).max(), 1e-300) * G.shape[0])
     if rank > q:
         warn(unsupported_atoms_message(rank, q), stacklevel=3)
-
-
-_FITTED_COPIED = ("coef_", "dictionary_", "B_", "gram_", "mean_", "integration_", "grid_", "response_info_",
-                  "input_spec_", "n_samples_fit_", "n_features_in_", "lam_", "edf_", "approx_description_",
-                  "criterion_")
-
-
-def fit_approx(est: Any, X: Any, Y: Any, locations: Any = None, **overrides: Any) -> Any:
-    """Fit a :class:`~fdakpl.estimators.kpl.KPLRegressor` whose ``approx`` is set, through :class:`ApproxKPLRegressor`.
-
-    Used by ``KPLRegressor.fit``: the fitted :class:`ApproxKPLRegressor` is
-    stored as ``est.approx_`` (prediction goes through it) and its fitted
-    attributes are copied onto ``est``: ``coef_`` holds the primal weights ``M``
-    (``r x d``, feature x atom); ``K_``, ``decomposition_``, ``nu_`` are ``None``
-    and there is no ``dual_coef_`` (no representer coefficients: the fit never
-    forms the ``n x n`` kernel matrix).
-
-    Examples
-    --------
-    >>> from fdakpl import KPLRegressor
-    >>> X = np.random.default_rng(0).normal(size=(30, 3)); Y = np.sin(X[:, :1] * np.linspace(0, 1, 5))
-    >>> m = KPLRegressor(dictionary=Fourier(1), approx=RandomFourierFeatures(20)).fit(X, Y)
-    >>> m.coef_.shape, m.approx_description_
-    ((20, 3), 'random Fourier features, 20 features')
-    >>> hasattr(m, "dual_coef_")
-    False
-    """
-    check_square_loss(getattr(est, "loss", "square"))
-    solver = getattr(est, "solver", "auto")
-    if solver not in ("auto", "eig"):
-        raise ValueError(f"approx= has its own primal closed-form solver; use solver='auto' (got solver={solver!r})")
-    names = set(ApproxKPLRegressor._get_param_names())
-    params = {k: v for k, v in est.get_params(deep=False).items() if k in names}
-    inner = ApproxKPLRegressor(**{**params, **overrides}).fit(X, Y, locations)
-    est.approx_ = inner
-    for name in _FITTED_COPIED:
-        setattr(est, name, getattr(inner, name))
-    for name in ("dual_coef_", "dual_coef_B_"):  # left by an earlier exact fit of the same estimator
-        est.__dict__.pop(name, None)
-    est.K_ = est.decomposition_ = est.nu_ = est.X_fit_ = est.X_weights_ = None
-    return est

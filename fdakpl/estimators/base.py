@@ -26,8 +26,7 @@ from ..data.preprocessing import (
 )
 from ..kernels import Kernel, kernel_or_default
 
-__all__ = ["DATA_PARAMETERS_DOC", "FIT_PARAMETERS_DOC", "PREDICT_RETURNS_DOC", "FunctionalEstimator", "integrated_r2",
-           "unsupported_atoms_message"]
+__all__ = ["DATA_PARAMETERS_DOC", "FIT_PARAMETERS_DOC", "PREDICT_RETURNS_DOC", "FunctionalEstimator", "integrated_r2"]
 
 #: the Parameters and Returns sections of ``fit(X, Y, locations=None)`` for in-memory data
 FIT_PARAMETERS_DOC = """\
@@ -74,19 +73,6 @@ def integrated_r2(obs_value: np.ndarray, pred: np.ndarray, ybar: np.ndarray) -> 
     return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
 
 
-def unsupported_atoms_message(rank: int, q: int) -> str:
-    """The warning when the dictionary spans more dimensions than there are observed locations.
-
-    Examples
-    --------
-    >>> unsupported_atoms_message(5, 3).startswith("the dictionary spans 5 dimensions")
-    True
-    """
-    return (f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "
-            "locations: the extra atoms are not identifiable from the data and only the penalty fixes "
-            "them; use fewer atoms (a smaller n_freqs, level or n_atoms)")
-
-
 class FunctionalEstimator(RegressorMixin, BaseEstimator):
     """Base class of the array-level estimators (curve or vector responses, NaN = not observed).
 
@@ -102,10 +88,10 @@ class FunctionalEstimator(RegressorMixin, BaseEstimator):
         fitted = self.__dict__
         if name == "coef_" and "dual_coef_" in fitted:
             raise AttributeError(f"this exact {type(self).__name__} fit has no coef_ (primal weights, which only "
-                                 "approximate fits with approx= have); its representer coefficients alpha "
+                                 "approximate fits by ApproxKPLRegressor have); its representer coefficients alpha "
                                  "(training sample x atom) are dual_coef_")
         if name == "dual_coef_" and "coef_" in fitted and "approx_" in fitted:
-            raise AttributeError(f"this approximate {type(self).__name__} fit (approx=) has no dual_coef_ (it never "
+            raise AttributeError(f"this approximate {type(self).__name__} fit has no dual_coef_ (it never "
                                  "forms the n x n kernel matrix); its primal weights M (feature x atom, "
                                  "h(x) = M^T z(x)) are coef_")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -184,6 +170,23 @@ class FunctionalEstimator(RegressorMixin, BaseEstimator):
         if info.kind == "vector" and at is None:
             return Yhat[:, 0]
         return Yhat
+
+    def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
+        """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, fdakpl
+        >>> from fdakpl import KPLRegressor
+        >>> X = np.linspace(0, 1, 10)[:, None]; Y = np.hstack([X, 2 * X])
+        >>> m = KPLRegressor(lam=1e-3).fit(X, Y)
+        >>> again = fdakpl.load(m.save(pathlib.Path(tempfile.mkdtemp()) / "kpl.nc"))
+        >>> bool(np.array_equal(again.predict(X), m.predict(X)))
+        True
+        """
+        from ..io.netcdf import save
+
+        return save(self, path, engine=engine, overwrite=overwrite)
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()

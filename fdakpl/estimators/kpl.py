@@ -9,43 +9,30 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.functional import Observations, check_domain, check_locations
-from ..data.integration import integration_weights
-from ..data.preprocessing import (
-    center_responses,
-    prepare_inputs,
-    response_scale,
-)
+from ..data.functional import check_domain, check_locations
+from ..data.preprocessing import prepare_inputs
 from ..data.validation import check_lam
 from ..dictionaries import (
     Dictionary,
     Fourier,  # noqa: F401  (the examples in the docstrings use it)
-    output_dictionary,
 )
-from ..kernels import Identity, Kernel, check_spd, make_output_matrix
-from ..losses import is_square
-from ..solvers.closed_form import (
-    decompose,
-    project_observations,
-    ridge_coef,
-    ridge_single,
-    ridge_sylvester,
-    sym_sqrt,
-)
+from ..kernels import Gaussian, Kernel  # noqa: F401  (Gaussian: the examples in the docstrings use it)
+from ..ridge.path import RidgePath
+from ..ridge.problem import KPLProblem, prepare_problem
+from ..solvers.closed_form import ridge_single, ridge_sylvester, sym_sqrt
 from ..solvers.dispatch import resolve_solver, solve_kpl
 from ..solvers.memory import MEMORY_FRACTION, SMALL_PROBLEM_BYTES, check_exact_memory  # noqa: F401 (re-exported)
 from ..solvers.points import point_design
 from ..utils.docstrings import fill_doc
-from ..utils.notices import warn
+from ..utils.saved import saved
 from .base import (
     DATA_PARAMETERS_DOC,
     FIT_PARAMETERS_DOC,
     PREDICT_RETURNS_DOC,
     FunctionalEstimator,
-    unsupported_atoms_message,
 )
 
-__all__ = ["KPLRegressor", "check_exact_memory", "integration_weights"]
+__all__ = ["KPLRegressor", "check_exact_memory"]
 
 #: from this many training curves, ``solver="auto"`` with the square loss solves for its one lambda by
 #: :func:`fdakpl.solvers.closed_form.ridge_single` (Cholesky factorisations, preconditioned conjugate gradients or a
@@ -61,6 +48,14 @@ def _param_names(cls: type) -> list[str]:
     return BaseEstimator._get_param_names.__func__(cls)  # type: ignore[attr-defined]
 
 
+@saved("dictionary", "kernel", "output_matrix", "lam", "center", "solver", "integration", "domain",
+       "interpolate_inputs",
+       "loss", "solver_options", "memory_limit",
+       # fitted: what prediction, the summary and the diagnostics read (not the training problem or its path)
+       "dual_coef_", "dual_coef_B_", "kernel_", "dictionary_", "B_", "gram_", "mean_", "integration_", "solver_",
+       "route_", "loss_", "response_scale_", "n_iter_", "converged_", "grad_norm_", "grid_", "response_info_",
+       "input_spec_", "n_features_in_", "feature_names_in_", "X_fit_", "X_weights_", "nu_", "n_samples_fit_",
+       defaults={"problem_": None, "path_": None, "K_": None, "decomposition_": None})
 @fill_doc(data_parameters=DATA_PARAMETERS_DOC)
 class KPLRegressor(FunctionalEstimator):
     """Kernel-based projection learning for functional (curve) responses.
@@ -136,30 +131,27 @@ class KPLRegressor(FunctionalEstimator):
         How inner products ``<y_i, phi_l>`` are estimated; see
         :func:`integration_weights`.
     %(data_parameters)s
-    approx : Nystroem or RandomFourierFeatures, optional
-        Approximate the kernel by an explicit feature map and solve in primal
-        form from streamed sufficient statistics (many curves, dask data):
-        fitting goes through :class:`fdakpl.estimators.approx.ApproxKPLRegressor`
-        (stored as ``approx_``; ``coef_`` then holds the ``r x d`` primal
-        weights, feature x atom, and there is no ``dual_coef_``; square loss
-        only).
     memory_limit : None, float or "inf"
         Bytes the exact solvers may use; a larger problem is refused before
-        any ``n x n`` allocation, pointing to ``approx=``. Default: the
+        any ``n x n`` allocation, pointing to :class:`~fdakpl.estimators.approx.ApproxKPLRegressor`. Default: the
         environment variable ``FDAKPL_MEMORY_LIMIT``, else half the available
         memory (:func:`check_exact_memory`).
 
     Attributes
     ----------
     dual_coef_ : numpy.ndarray, shape (n_samples, n_atoms)
-        Representer coefficients ``alpha`` of an exact fit (row ``i`` is ``alpha_i``;
-        scikit-learn's ``KernelRidge`` name): ``h(x) = B sum_i k(x, x_i) alpha_i``.
-        Approximate fits (``approx=``) have none.
+        Representer coefficients ``alpha`` (row ``i`` is ``alpha_i``; scikit-learn's ``KernelRidge``
+        name): ``h(x) = B sum_i k(x, x_i) alpha_i``. (Approximate fits, by
+        :class:`~fdakpl.estimators.approx.ApproxKPLRegressor`, have primal weights ``coef_`` instead.)
     dual_coef_B_ : numpy.ndarray, shape (n_samples, n_atoms)
         ``alpha B``, what prediction multiplies the kernel by (exact fits).
-    coef_ : numpy.ndarray, shape (n_features, n_atoms)
-        Primal weights ``M`` of an approximate fit (``approx=``), feature x atom:
-        ``h(x) = M^T z(x)``. Exact fits have none (their coefficients are ``dual_coef_``).
+    problem_ : KPLProblem
+        The prepared training data (:mod:`fdakpl.ridge.problem`).
+    path_ : RidgePath or None
+        The closed-form ridge path the coefficients come from (any lambda on it without refitting); None for
+        the other solvers and the single-lambda route.
+    kernel_ : Kernel
+        The input kernel used.
     dictionary_ : Dictionary
         The fitted dictionary.
     B_ : numpy.ndarray
@@ -211,7 +203,7 @@ class KPLRegressor(FunctionalEstimator):
                  output_matrix: Any = None, lam: float = 1e-3, center: bool = True, solver: str = "auto",
                  integration: str = "auto", domain: tuple[float, float] | None = None,
                  interpolate_inputs: bool = False, loss: Any = "square",
-                 solver_options: dict[str, Any] | None = None, approx: Any = None, memory_limit: Any = None) -> None:
+                 solver_options: dict[str, Any] | None = None, memory_limit: Any = None) -> None:
         self.dictionary = dictionary
         self.kernel = kernel
         self.output_matrix = output_matrix
@@ -223,7 +215,6 @@ class KPLRegressor(FunctionalEstimator):
         self.interpolate_inputs = interpolate_inputs
         self.loss = loss
         self.solver_options = solver_options
-        self.approx = approx
         self.memory_limit = memory_limit
 
     @classmethod
@@ -241,99 +232,92 @@ class KPLRegressor(FunctionalEstimator):
 
     @fill_doc(fit_parameters=FIT_PARAMETERS_DOC)
     def fit(self, X: Any, Y: Any, locations: Any = None) -> KPLRegressor:
-        """Fit the model.
+        """Fit the model: prepare the data once (:func:`fdakpl.ridge.problem.prepare_problem`), then solve.
 
         %(fit_parameters)s
         """
-        if getattr(self, "approx", None) is not None:
-            from .approx import fit_approx
+        self._check_fit_arguments(Y)
+        problem = prepare_problem(X, Y, locations, dictionary=self.dictionary, center=self.center, loss=self.loss,
+                                  integration=self.integration, domain=self.domain,
+                                  interpolate_inputs=self.interpolate_inputs)
+        return self.fit_problem(problem)
 
-            return fit_approx(self, X, Y, locations)
-        self.approx_ = None
-        self.__dict__.pop("coef_", None)  # primal weights left by an earlier approximate fit
-        Xv, Xw, spec, obs, info = self._prepare_training_data(X, Y, locations, "KPL")
-        n = obs.n_samples
-        check_exact_memory(n, obs.index.size, self.memory_limit)  # before any n x n allocation
-        self._set_training_info(info, spec)
+    def fit_problem(self, problem: KPLProblem, path: RidgePath | None = None) -> KPLRegressor:
+        """Fit on a prepared problem (the data are not checked or converted again).
+
+        Parameters
+        ----------
+        problem : KPLProblem
+            From :func:`fdakpl.ridge.problem.prepare_problem` with this estimator's ``dictionary``,
+            ``center``, ``loss``, ``integration``, ``domain`` and ``interpolate_inputs``.
+        path : RidgePath, optional
+            The closed-form ridge path of this estimator's kernel and ``B`` on ``problem`` (e.g. the one tuning
+            chose): the closed-form solver takes its coefficients at ``lam`` from it, without decomposing again.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> from fdakpl.ridge.problem import prepare_problem
+        >>> from fdakpl.ridge.path import RidgePath
+        >>> X = np.linspace(0, 1, 10)[:, None]; Y = np.hstack([X, 2 * X])
+        >>> problem = prepare_problem(X, Y, dictionary=Fourier(1))
+        >>> path = RidgePath.fit(problem, Gaussian(0.5), *problem.output_matrix(None))
+        >>> m = KPLRegressor(dictionary=Fourier(1), kernel=Gaussian(0.5), lam=1e-3).fit_problem(problem, path)
+        >>> bool(np.allclose(m.predict(X), KPLRegressor(dictionary=Fourier(1), kernel=Gaussian(0.5), lam=1e-3)
+        ...                  .fit(X, Y).predict(X)))
+        True
+        """
+        self._check_params()
+        solver, _ = resolve_solver(self.solver, self.loss)
+        n = problem.n
+        check_exact_memory(n, problem.n_points, self.memory_limit)  # before any n x n allocation
+        kernel = self._kernel()
+        if path is not None and (path.problem is not problem or path.kernel != kernel):
+            raise ValueError("path is not the ridge path of this estimator's kernel on this problem")
+        B, identity = (path.B, path.identity) if path is not None else problem.output_matrix(self.output_matrix)
+        K = path.K if path is not None else problem.kernel_matrix(kernel)
+        self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
+        self.route_, self.path_ = None, None
+        if solver == "eig":
+            if path is None and self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eig of K
+                Bs = (B, B) if identity else sym_sqrt(B)  # I^1/2 = I^-1/2 = I
+                A, self.route_ = ridge_single(K, problem.gram, B, problem.nu, self.lam,
+                                              output_eigh=problem.dictionary.scaled_gram_eigh(Bs[0]), B_sqrt=Bs)
+            else:
+                self.path_ = path if path is not None else RidgePath.fit(problem, kernel, B, identity, K=K)
+                A, self.route_ = self.path_.coef(self.lam), "eigendecomposition"
+        elif solver == "sylvester":
+            A = ridge_sylvester(K, problem.gram, B, problem.nu, self.lam)
+        else:  # "exact_partial" or "iterative": per-point estimated losses (fdakpl.solvers.iterative)
+            res = solve_kpl(K, B, point_design(problem.centred, problem.phi, problem.weights), self.lam, solver,
+                            problem.loss, self.solver_options)
+            A = res.coef
+            self.n_iter_, self.converged_, self.grad_norm_ = res.n_iter, res.converged, res.grad_norm
+        self.problem_, self.kernel_, self.solver_ = problem, kernel, solver
+        self._set_training_info(problem.info, problem.input_spec)
+        spec = problem.input_spec
         if getattr(spec, "feature_names", None) is not None:
             self.feature_names_in_ = np.asarray(spec.feature_names, dtype=object)
         else:
             self.__dict__.pop("feature_names_in_", None)
-        dom = info.domain
-
-        # loss at the scale of the responses (unit-free parameters), then centring: one step for every loss
-        self.solver_, loss = resolve_solver(self.solver, self.loss)
-        self.response_scale_ = response_scale(obs, dom) if loss.relative else None
-        self.loss_ = loss if self.response_scale_ is None else loss.at_scale(self.response_scale_)
-        self.mean_, obs_c = center_responses(obs, dom, self.center,
-                                             None if is_square(self.loss_) else self.loss_.derivative)
-
-        # dictionary, Gram, B
-        dic = output_dictionary(self.dictionary, obs_c.location).fit(obs_c, domain=dom)
-        self.dictionary_ = dic
-        G = dic.gram()
-        out_matrix = make_output_matrix(self.output_matrix)
-        identity = isinstance(out_matrix, Identity)  # B = I: nothing to check
-        B = np.eye(dic.n_atoms_) if identity else check_spd(out_matrix.matrix(dic.scales_), "output_matrix")
-        self.gram_, self.B_ = G, B
-        self._warn_unsupported_atoms(obs, dic)
-
-        # inner products nu and kernel matrix
-        weights, self.integration_ = integration_weights(obs_c, dom, self.integration)
-        phi = dic.evaluate(obs_c.grid if obs_c.grid is not None else obs_c.location)
-        N = project_observations(obs_c, phi, weights)
-        kernel = self._kernel()
-        K = kernel.checked_matrix(Xv, None, Xw)  # Xv checked by prepare_inputs
-        self.X_fit_, self.X_weights_ = _own(Xv), Xw  # never a view of the caller's array
-        self.nu_ = N
-
-        self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
-        self.route_ = None
-        if self.solver_ == "eig":
-            Bs = (B, B) if identity else sym_sqrt(B)  # I^1/2 = I^-1/2 = I
-            out_eigh = dic.scaled_gram_eigh(Bs[0])
-            if self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eigendecomposition of K
-                self.decomposition_ = None
-                self.dual_coef_, self.route_ = ridge_single(K, G, B, N, self.lam, output_eigh=out_eigh, B_sqrt=Bs)
-            else:
-                self.decomposition_ = decompose(K, G, B, N, output_eigh=out_eigh, B_sqrt=Bs,
-                                                symmetric=kernel.exact_symmetric(), identity=identity)
-                self.dual_coef_ = ridge_coef(self.decomposition_, self.lam)
-                self.route_ = "eigendecomposition"
-        elif self.solver_ == "sylvester":
-            self.decomposition_ = None
-            self.dual_coef_ = ridge_sylvester(K, G, B, N, self.lam)
-        else:  # "exact_partial" or "iterative": per-point estimated losses (fdakpl.solvers.iterative)
-            self.decomposition_ = None
-            res = solve_kpl(K, B, point_design(obs_c, phi, weights), self.lam, self.solver_, self.loss_,
-                            self.solver_options)
-            self.dual_coef_ = res.coef
-            self.n_iter_, self.converged_, self.grad_norm_ = res.n_iter, res.converged, res.grad_norm
-        self.dual_coef_B_ = self.dual_coef_.copy() if identity else self.dual_coef_ @ B  # A I = A
-        self.K_ = K
+        self.loss_, self.response_scale_, self.mean_ = problem.loss, problem.response_scale, problem.mean
+        self.dictionary_, self.gram_, self.B_ = problem.dictionary, problem.gram, B
+        self.integration_, self.nu_ = problem.integration, problem.nu
+        self.X_fit_, self.X_weights_, self.K_ = problem.inputs, problem.input_weights, K
+        self.decomposition_ = None if self.path_ is None else self.path_.decomposition
+        self.dual_coef_ = A
+        self.dual_coef_B_ = A.copy() if identity else A @ B  # A I = A
+        info = problem.info
         if info.grid is not None:
             self.grid_ = info.grid
         else:
-            uniq = np.unique(obs.location)
-            self.grid_ = uniq if uniq.size <= 1000 else np.linspace(dom[0], dom[1], 200)
+            uniq = np.unique(problem.obs.location)
+            self.grid_ = uniq if uniq.size <= 1000 else np.linspace(info.domain[0], info.domain[1], 200)
         self.n_samples_fit_ = n
         return self
-
-    def _warn_unsupported_atoms(self, obs: Observations, dic: Dictionary) -> None:
-        d = dic.n_atoms_
-        if d <= int(obs.counts.max()):  # one curve alone is seen at d locations or more (counts cached by obs)
-            return
-        if obs.grid is not None and obs.grid_index is not None:
-            q = int(np.count_nonzero(np.bincount(obs.grid_index, minlength=obs.grid.size)))
-        else:
-            q = np.unique(obs.location).size
-        if d <= q:  # the rank cannot exceed d
-            return
-        # rank of G from its cached eigenvalues (G is symmetric: singular values = |eigenvalues|)
-        ev = np.abs(dic.scaled_gram_eigh()[0])
-        rank = int(np.count_nonzero(ev > 1e-10 * max(float(np.abs(dic.gram()).max()), 1e-300) * d))
-        if rank > q:
-            warn(unsupported_atoms_message(rank, q), stacklevel=3)
 
     # ------------------------------------------------------------------
     def predict_coefficients(self, X: Any) -> np.ndarray:
@@ -345,15 +329,13 @@ class KPLRegressor(FunctionalEstimator):
         >>> KPLRegressor(dictionary=Fourier(1), lam=1e-2).fit(X, Y).predict_coefficients(X[:3]).shape
         (3, 3)
         """
-        check_is_fitted(self, "response_info_")
-        if getattr(self, "approx_", None) is not None:
-            return self.approx_.predict_coefficients(X)
+        check_is_fitted(self, "dual_coef_B_")
         return self._coefficients_and_labels(X)[0]
 
     def _coefficients_and_labels(self, X: Any) -> tuple[np.ndarray, Any]:
         """Predicted coefficients and the inputs' sample labels, from one preparation of ``X``."""
         Xv, Xw, _, labels = prepare_inputs(X, interpolate=self.interpolate_inputs, spec=self.input_spec_)
-        Kn = self._kernel().checked_matrix(Xv, self.X_fit_, Xw)  # both checked by prepare_inputs
+        Kn = self.kernel_.checked_matrix(Xv, self.X_fit_, Xw)  # both checked by prepare_inputs
         return Kn @ self.dual_coef_B_, labels
 
     @fill_doc(predict_returns=PREDICT_RETURNS_DOC)
@@ -370,8 +352,6 @@ class KPLRegressor(FunctionalEstimator):
         (2, 3)
         """
         at = None if at is None else check_locations(at, "at")
-        if getattr(self, "approx_", None) is not None:
-            return self.approx_.predict(X, at)
         Yhat, theta, labels = self._predict(X, at)
         return self._as_given(Yhat, theta, labels, at, add_mean=False)
 
@@ -388,9 +368,6 @@ class KPLRegressor(FunctionalEstimator):
         True
         """
         at = None if at is None else check_locations(at, "at")
-        if getattr(self, "approx_", None) is not None:
-            pred = np.asarray(self.approx_.predict(X, at), dtype=float)
-            return pred[:, None] if pred.ndim == 1 else pred
         return self._predict(X, at)[0]
 
     def _predict(self, X: Any, at: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -403,28 +380,3 @@ class KPLRegressor(FunctionalEstimator):
         if self.mean_ is not None:
             Yhat += self.mean_(theta)[None, :]
         return Yhat, theta, labels
-
-    def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
-        """Save the fitted estimator to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
-
-        Examples
-        --------
-        >>> import tempfile, pathlib, fdakpl
-        >>> X = np.linspace(0, 1, 10)[:, None]; Y = np.hstack([X, 2 * X])
-        >>> m = KPLRegressor(lam=1e-3).fit(X, Y)
-        >>> again = fdakpl.load(m.save(pathlib.Path(tempfile.mkdtemp()) / "kpl.nc"))
-        >>> bool(np.array_equal(again.predict(X), m.predict(X)))
-        True
-        """
-        from ..io.netcdf import save
-
-        return save(self, path, engine=engine, overwrite=overwrite)
-
-
-def _own(x: Any) -> Any:
-    """A copy of kernel inputs (arrays, or a mapping of arrays per term) that shares no memory with the caller's."""
-    if isinstance(x, np.ndarray):
-        return x.copy()
-    if isinstance(x, dict):
-        return {k: _own(v) for k, v in x.items()}
-    return x

@@ -25,24 +25,19 @@ builds the kernels' inputs from them).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from ..data.functional import SAMPLE, as_dataset, interpolate_missing, quadrature_weights, validate_functional
+from ..data.functional import SAMPLE, as_dataset, validate_functional
 from ..data.labels import coordinate_values
-from ..data.prepared import PreparedInputs
-from ..data.preprocessing import prepare_inputs
 from ..data.scaling import power_of_two_scale
-from ..factor_kernels import Categorical
-from ..kernels import Gaussian, Kernel, Product, Sum
 from .design import ScalarDesign, build_design
 from .names import Verbatim
 
-__all__ = ["ParsedFormula", "ScalarDesign", "default_kernels", "median_heuristic", "parse_formula"]
+__all__ = ["SCALARS", "TERM_NAMES", "ParsedFormula", "ScalarDesign", "median_heuristic", "parse_formula"]
 
 SCALARS = "scalars"
 #: how scalar terms are named, for messages
@@ -70,7 +65,13 @@ class ParsedFormula:
         """Kernel terms of the scalar part: ``"scalars"`` (numeric design) if it has columns, then the factor terms."""
         if self.scalar is None:
             return []
-        return ([SCALARS] if self.scalar.columns else []) + [t.name for t in self.scalar.factor_terms]
+        return ([SCALARS] if self.scalar.columns else []) + self.factor_terms
+
+    @property
+    def factor_terms(self) -> list[str]:
+        """Names of the terms made only of factors (a :class:`~fdakpl.factor_kernels.Categorical` kernel each by
+        default), in their canonical order."""
+        return [] if self.scalar is None else [t.name for t in self.scalar.factor_terms]
 
     @property
     def terms(self) -> list[str]:
@@ -78,33 +79,28 @@ class ParsedFormula:
         return self.functional_terms + self.scalar_terms
 
     def inputs(self, ds: xr.Dataset) -> dict[str, Any]:
-        """Kernel inputs ``{term: DataArray or array}`` for the samples of ``ds``."""
+        """Kernel inputs ``{term: DataArray or array}`` for the samples of ``ds`` (validated where they are
+        prepared, :func:`~fdakpl.data.preprocessing.prepare_inputs`; here only selected).
+
+        Examples
+        --------
+        >>> from fdakpl import datasets
+        >>> ds = datasets.dti_first_visits()
+        >>> sorted(parse_formula("rcst ~ cca + pasat", ds).inputs(ds))
+        ['cca', 'scalars']
+        """
         ds = as_dataset(ds)
         out: dict[str, Any] = {}
         for t in self.functional_terms:
             if t not in ds:
                 raise ValueError(f"new data lacks the functional input {t!r}")
-            out[t] = validate_functional(ds[t], t)
+            out[t] = ds[t]
         if self.scalar is not None:
             missing = [v for v in self.scalar.variables if v not in ds]
             if missing:
                 raise ValueError(f"new data lacks the scalar covariates {missing}")
             out.update(self.scalar.inputs(ds, SCALARS))
         return out
-
-    def prepared_inputs(self, ds: xr.Dataset, interpolate: bool, spec: Any = None) -> PreparedInputs:
-        """The kernel inputs of :meth:`inputs`, validated once and converted to arrays for an estimator
-        (checked against a fitted model's input ``spec`` for new data): the estimator does not check them again.
-
-        Examples
-        --------
-        >>> from fdakpl import datasets
-        >>> ds = datasets.dti_first_visits().dropna("sample", subset=["cca"])
-        >>> parse_formula("rcst ~ cca", ds).prepared_inputs(ds, interpolate=False).values["cca"].shape
-        (..., 93)
-        """
-        return PreparedInputs(*prepare_inputs(self.inputs(ds), interpolate=interpolate, spec=spec, validated=True),
-                              checked_spec=spec)
 
 
 def parse_formula(formula: str, data: Any) -> ParsedFormula:
@@ -320,54 +316,3 @@ def median_heuristic(values: np.ndarray, weights: np.ndarray | None = None, max_
     d = pdist(X / scale)
     d = d[d > 0]
     return float(np.median(d)) * scale if d.size else 1.0
-
-
-def default_kernels(parsed: ParsedFormula, ds: xr.Dataset, interpolate: bool) -> dict[str, Kernel]:
-    """Kernels with median-heuristic widths for every term: Gaussian for curves and the numeric design,
-    :class:`~fdakpl.factor_kernels.Categorical` for factor terms (width ``sqrt(2)``, the distance between the
-    indicator rows of two levels).
-
-    Examples
-    --------
-    >>> from fdakpl import datasets
-    >>> ds = datasets.dti_first_visits()
-    >>> k = default_kernels(parse_formula("rcst ~ cca", ds), ds, interpolate=True)
-    >>> type(k["cca"]).__name__
-    'Gaussian'
-    """
-    out: dict[str, Kernel] = {}
-    for t in parsed.functional_terms:
-        da = validate_functional(ds[t], t)
-        grid = parsed.input_grids[t]
-        vals = da.values
-        if np.isnan(vals).any():
-            if not interpolate:
-                vals = vals[~np.isnan(vals).any(axis=1)]
-            else:
-                vals = interpolate_missing(vals, grid, t)
-        out[t] = Gaussian(median_heuristic(vals, quadrature_weights(grid)))
-    if parsed.scalar is not None:
-        for t, values in parsed.scalar.inputs(ds, SCALARS).items():
-            out[t] = Gaussian(median_heuristic(values)) if t == SCALARS else Categorical(median_heuristic(values))
-    return out
-
-
-def combine_kernels(kernels: Mapping[str, Kernel], terms: list[str], combine: str) -> Kernel:
-    """Product or sum of per-term kernels (validated against the formula's terms).
-
-    Examples
-    --------
-    >>> combine_kernels({"a": Gaussian(1.0)}, ["a"], "product")
-    a:Gaussian(sigma=1.0)
-    """
-    missing = [t for t in terms if t not in kernels]
-    extra = [k for k in kernels if k not in terms]
-    if missing:
-        raise ValueError(f"no kernel for terms {missing}")
-    if extra:
-        raise ValueError(f"kernels given for {extra}, which are not terms of the formula {terms} "
-                         f"({TERM_NAMES})")
-    if combine not in {"product", "sum"}:
-        raise ValueError(f"combine must be 'product' or 'sum', got {combine!r}")
-    sub = {t: kernels[t] for t in terms}
-    return Product(sub) if combine == "product" else Sum(sub)

@@ -35,10 +35,11 @@ starting with ``fdakpl``) are stored under generated names (``fdakpl_var<i>``)
 with their original names in the description. The training kernel matrix
 ``K_`` is recomputed from the stored kernel inputs ``X_fit_`` (it is ``n x n``).
 
-Format versions: 3 names the representer coefficients ``dual_coef_`` (and
-``alpha B`` ``dual_coef_B_``); files of format 2 stored them as ``coef_`` and
-``coef_B_`` and load with those names mapped to the new ones (data only; see
-:func:`fdakpl.io.netcdf_load.load`).
+Format versions: 4 stores the declared fields of each class and the criterion
+that chose lambda as an object; 3 named the representer coefficients
+``dual_coef_`` (and ``alpha B`` ``dual_coef_B_``); files of format 2 stored
+them as ``coef_`` and ``coef_B_``. Files of formats 2 and 3 load with their
+states upgraded (data only; see :func:`fdakpl.io.netcdf_format.upgraded_state`).
 
 Examples
 --------
@@ -57,7 +58,7 @@ True
 from __future__ import annotations
 
 import datetime
-import importlib
+import importlib.util
 import json
 import os
 import platform
@@ -69,6 +70,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..utils.saved import saved_fields
 from .netcdf_format import (
     DENY,
     FORMAT_VERSION,
@@ -90,10 +92,6 @@ _checksum, _restore_dtype = checksum, restore_dtype
 
 __all__ = ["FORMAT_VERSION", "MAX_BYTES", "load", "registered_classes", "save"]
 
-#: attributes recomputed at load time instead of stored
-_SKIP = {"fdakpl.KPLRegressor": {"K_"},
-         "fdakpl.FunctionalRegressionResults": {"_cache"},
-         "fdakpl.FunctionalRegression": {"data", "parsed"}}
 #: attributes that do not affect predictions: values that cannot be stored become None (with a warning)
 _LENIENT = {"random_state", "param_grid", "cv_result"}
 _DESCRIPTIONS = {
@@ -205,8 +203,8 @@ class _Writer:
             self.parsed = obj.parsed
         if hasattr(obj, "__slots__") and not hasattr(obj, "__dict__"):  # pragma: no cover - none in fdakpl
             raise TypeError(f"cannot save {path}: {name} has no attribute dictionary")
-        skip = _SKIP.get(name, set())
-        state = {k: self.encode(v, f"{path}.{k}") for k, v in vars(obj).items() if k not in skip}
+        values = vars(obj)
+        state = {k: self.encode(values[k], f"{path}.{k}") for k in saved_fields(type(obj)) if k in values}
         return {"__object__": name, "state": state}
 
 
@@ -261,12 +259,8 @@ def _versions() -> dict[str, str]:
 
 def _default_engine() -> str:
     for engine, modules in (("netcdf4", ("netCDF4",)), ("h5netcdf", ("h5netcdf", "h5py"))):
-        try:
-            for module in modules:
-                importlib.import_module(module)
+        if all(importlib.util.find_spec(module) is not None for module in modules):
             return engine
-        except ImportError:
-            continue
     return "scipy"
 
 
@@ -319,12 +313,13 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
     name = class_name(obj)
     if name == "fdakpl.FunctionalRegressionResults":
         kind, root = KIND_RESULTS, "model"
-    elif name == "fdakpl.KPLRegressor":
+    elif name in {"fdakpl.KPLRegressor", "fdakpl.ApproxKPLRegressor"}:
         if "dual_coef_" not in vars(obj) and "coef_" not in vars(obj):
-            raise ValueError("this KPLRegressor is not fitted; call fit(X, Y) before save")
+            raise ValueError(f"this {type(obj).__name__} is not fitted; call fit(X, Y) before save")
         kind, root = KIND_ESTIMATOR, "estimator"
     else:
-        raise TypeError(f"save stores FunctionalRegressionResults or a fitted KPLRegressor, got {type(obj).__name__}")
+        raise TypeError("save stores FunctionalRegressionResults or a fitted KPLRegressor or ApproxKPLRegressor, got "
+                        f"{type(obj).__name__}")
     engine = engine or _default_engine()
     if engine not in {"netcdf4", "h5netcdf", "scipy"}:
         raise ValueError(f"engine must be 'netcdf4', 'h5netcdf' or 'scipy', got {engine!r}")

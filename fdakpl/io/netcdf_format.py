@@ -1,8 +1,9 @@
 """The parts of fdakpl's netCDF model format that saving and loading share.
 
 Names of the format (its version, the kinds of model, the JSON state variable,
-the prefix of fitted arrays), the registry of classes a file may name
-(fdakpl's own classes only, by a stable name ``fdakpl.<Class>``), the
+the prefix of fitted arrays), the classes a file may name (those that declare
+their saved fields with :func:`fdakpl.utils.saved.saved`, by a stable name
+``fdakpl.<Class>``), the upgrade of states written by earlier formats, the
 checksum and the restoration of stored dtypes.
 
 Examples
@@ -16,10 +17,12 @@ True
 from __future__ import annotations
 
 import hashlib
-import importlib
 from typing import Any
 
 import numpy as np
+
+from ..utils.saved import registry as saved_classes
+from ..utils.saved import stable_name
 
 __all__ = [
     "DENY",
@@ -39,19 +42,19 @@ __all__ = [
     "restore_dtype",
     "stable_name",
     "stored_dtype",
+    "upgraded_state",
 ]
 
-#: version of the file layout written by :func:`fdakpl.io.netcdf.save` (3: the representer coefficients are
-#: ``dual_coef_`` / ``dual_coef_B_``, which format 2 called ``coef_`` / ``coef_B_``; see :func:`renamed_coefficients`)
-FORMAT_VERSION = 3
+#: version of the file layout written by :func:`fdakpl.io.netcdf.save`: 4 stores the fields each class declares
+#: (:mod:`fdakpl.utils.saved`) and the criterion that chose lambda as an object; 3 named the representer
+#: coefficients ``dual_coef_`` / ``dual_coef_B_``, which format 2 called ``coef_`` / ``coef_B_``
+#: (:func:`renamed_coefficients`); files of formats 2 and 3 load through :func:`upgraded_state`
+FORMAT_VERSION = 4
 
 KIND_RESULTS = "fdakpl.results"
 KIND_ESTIMATOR = "fdakpl.estimator"
 STATE_VAR = "fdakpl_state"
 PREFIX = "fdakpl."
-_MODULES = ("kernels", "factor_kernels", "dictionaries", "losses", "data.preprocessing", "solvers.closed_form",
-            "tuning.selection", "solvers.features", "solvers.primal", "tuning.joint", "estimators.kpl",
-            "estimators.approx", "regression.model", "results.core")
 #: classes that hold user code and therefore cannot be stored without pickle
 DENY = {"fdakpl.CustomLoss"}
 #: parameters renamed in 0.x, by class (old name -> new name): files written before the rename still load
@@ -65,28 +68,15 @@ RENAMED: dict[str, dict[str, str]] = {
 
 # ----------------------------------------------------------------------------- registry
 def registry() -> dict[str, type]:
-    """Classes a file may name, by stable name.
+    """Classes a file may name, by stable name: those that declare their saved fields
+    (:func:`fdakpl.utils.saved.saved`), except the ones that hold user code.
 
     Examples
     --------
     >>> registry()["fdakpl.Gaussian"].__name__
     'Gaussian'
     """
-    reg: dict[str, type] = {}
-    for short in _MODULES:
-        try:
-            mod = importlib.import_module(f"fdakpl.{short}")
-        except ImportError:  # pragma: no cover - optional module missing
-            continue
-        for obj in vars(mod).values():
-            if not isinstance(obj, type):
-                continue
-            inside = obj.__module__ == mod.__name__ or obj.__module__.startswith(mod.__name__ + ".")
-            if inside:
-                name = stable_name(obj)
-                if name not in DENY:
-                    reg[name] = obj
-    return reg
+    return {k: v for k, v in saved_classes().items() if k not in DENY}
 
 
 def renamed_coefficients(name: str, state: dict[str, Any], version: int) -> dict[str, Any]:
@@ -123,12 +113,6 @@ def registered_classes() -> list[str]:
     False
     """
     return sorted(registry())
-
-
-def stable_name(cls: type) -> str:
-    """The name a file stores for a class: ``fdakpl.<ClassName>``, independent of the module that defines it
-    (files written before the modules moved name the module too; :func:`normalise_name` reads both)."""
-    return f"fdakpl.{cls.__qualname__}"
 
 
 def normalise_name(name: str) -> str:
@@ -168,6 +152,46 @@ def renamed_state(name: str, state: dict[str, Any]) -> dict[str, Any]:
     grid = out.get("param_grid")
     if name == "fdakpl.FunctionalRegression" and isinstance(grid, dict) and "levels" in grid:
         out["param_grid"] = {("level" if k == "levels" else k): v for k, v in grid.items()}
+    return out
+
+
+#: how format <= 3 named the criterion that chose lambda (``lam_how``), as the state of today's criterion objects
+_CRITERIA = {"leave-one-curve-out": "fdakpl.LOO", "GCV": "fdakpl.GCV", "fixed": "fdakpl.Fixed"}
+
+
+def upgraded_state(name: str, state: dict[str, Any], version: int) -> dict[str, Any]:
+    """The (still encoded) state of a ``name`` object written in format ``version``, in today's fields.
+
+    Renamed parameters and coefficients (:func:`renamed_state`, :func:`renamed_coefficients`); for results
+    of format <= 3, the criterion object from the stored display name (``lam_how``) and the stored lambda
+    path (``_criteria_path``) as ``criteria``. Fields that are no longer stored (caches, the ``n x n``
+    decomposition) are dropped by the reader. Data only: nothing is evaluated.
+
+    Examples
+    --------
+    >>> upgraded_state("fdakpl.FunctionalRegressionResults", {"lam_how": "GCV", "lam": 0.1}, 3)["criterion"]
+    {'__object__': 'fdakpl.GCV', 'state': {}}
+    """
+    state = renamed_state(name, renamed_coefficients(name, state, version))
+    if version >= 4 or name != "fdakpl.FunctionalRegressionResults":
+        return state
+    how = state.get("lam_how")
+    crit: dict[str, Any]
+    if isinstance(how, str) and how in _CRITERIA:
+        crit = {"__object__": _CRITERIA[how], "state": {"lam": state.get("lam")} if how == "fixed" else {}}
+    elif isinstance(how, str) and how.startswith("leave-one-group-out"):
+        label = how[how.find("(") + 1:-1] if "(" in how else "groups"
+        crit = {"__object__": "fdakpl.GroupLOO", "state": {"labels": [], "label": label}}
+    elif isinstance(how, str) and how.endswith("-fold CV") and how.split("-")[0].isdigit():
+        crit = {"__object__": "fdakpl.KFold", "state": {"n_splits": int(how.split("-")[0])}}
+    else:
+        crit = {"__object__": "fdakpl.LOO", "state": {}}
+    out = {k: v for k, v in state.items() if k not in {"lam_how", "_criteria_path"}}
+    out["criterion"] = crit
+    path = state.get("_criteria_path", state.get("criteria"))
+    if isinstance(path, dict) and isinstance(path.get("state"), dict):
+        path = {**path, "state": {k: v for k, v in path["state"].items() if k != "unit"}}
+    out["criteria"] = path
     return out
 
 

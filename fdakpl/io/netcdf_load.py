@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..kernels import kernel_or_default
+from ..utils.saved import saved_defaults, saved_fields
 from . import netcdf_format as fmt
 
 __all__ = ["MAX_BYTES", "load"]
@@ -82,9 +84,17 @@ class _Reader:
             state = obj.get("state")
             if not isinstance(state, dict):
                 raise self.fail(f"the state of a {name} is not a mapping (corrupted file)")
+            state = fmt.upgraded_state(name, state, self.version)  # formats <= 3: today's fields
+            if name == "fdakpl.KPLRegressor" and self.version < 4 and isinstance(state.get("approx_"), dict):
+                return self.decode(state["approx_"])  # an approximate fit: the ApproxKPLRegressor it wrapped
+            fields = saved_fields(cls)
+            unknown = sorted(set(state) - set(fields))
+            if unknown and self.version >= 4:
+                raise self.fail(f"the stored {name} has fields {unknown[:5]} that the class does not declare "
+                                "(forged or corrupted file)")
             inst = cls.__new__(cls)
-            state = fmt.renamed_coefficients(name, state, self.version)  # coefficients renamed in format 3
-            inst.__dict__.update(fmt.renamed_state(name, {k: self.decode(v) for k, v in state.items()}))
+            inst.__dict__.update(saved_defaults(cls))
+            inst.__dict__.update({k: self.decode(state[k]) for k in fields if k in state})
             self.post.append((name, inst))
             return inst
         return {k: self.decode(v) for k, v in obj.items()}
@@ -253,11 +263,12 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
         raise ValueError(f"{path}: checksum mismatch: the file was modified or corrupted after it was saved")
     reader = _Reader(path, arrays, version)
     obj = reader.decode(state["root"])
-    want = {fmt.KIND_RESULTS: "fdakpl.FunctionalRegressionResults",
-            fmt.KIND_ESTIMATOR: "fdakpl.KPLRegressor"}
+    want = {fmt.KIND_RESULTS: ("fdakpl.FunctionalRegressionResults",),
+            fmt.KIND_ESTIMATOR: ("fdakpl.KPLRegressor", "fdakpl.ApproxKPLRegressor")}
     got = fmt.class_name(obj)
-    if got != want[kind]:
-        raise ValueError(f"the file holds a {got} where a {want[kind]} belongs (forged or corrupted file)")
+    if got not in want[kind]:
+        raise ValueError(f"the file holds a {got} where a {' or '.join(want[kind])} belongs (forged or corrupted "
+                         "file)")
     data = _rebuild_data(info, restored, reader) if kind == fmt.KIND_RESULTS else None
     parsed = reader.decode(state.get("parsed")) if kind == fmt.KIND_RESULTS else None
     _finish(obj, reader, data, parsed)
@@ -311,25 +322,27 @@ def _rebuild_parsed(formula: Any, parsed: dict[str, Any], data: xr.Dataset, read
 
 #: attributes whose class :func:`load` checks (a forged file could put anything there)
 _EXPECTED = {
-    "fdakpl.FunctionalRegressionResults": {"model": "fdakpl.FunctionalRegression",
-                                                   "estimator": "fdakpl.KPLRegressor"},
+    "fdakpl.FunctionalRegressionResults": {"model": ("fdakpl.FunctionalRegression",),
+                                           "estimator": ("fdakpl.KPLRegressor", "fdakpl.ApproxKPLRegressor")},
 }
 
 
 def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str, Any] | None) -> None:
     """Recompute what was not stored, and check the pieces fit together."""
     for name, inst in reader.post:
-        for attr, cls in _EXPECTED.get(name, {}).items():
-            if fmt.class_name(inst.__dict__.get(attr)) != cls:
-                raise reader.fail(f"the {attr} of a {name} is a {fmt.class_name(inst.__dict__.get(attr))}, not a {cls} "
-                                  "(forged or corrupted file)")
+        for attr, classes in _EXPECTED.get(name, {}).items():
+            if fmt.class_name(inst.__dict__.get(attr)) not in classes:
+                raise reader.fail(f"the {attr} of a {name} is a {fmt.class_name(inst.__dict__.get(attr))}, not a "
+                                  f"{' or '.join(classes)} (forged or corrupted file)")
+        if name in {"fdakpl.KPLRegressor", "fdakpl.ApproxKPLRegressor"} and "kernel_" not in inst.__dict__:
+            inst.kernel_ = kernel_or_default(inst.__dict__.get("kernel"))  # files of format <= 3
         if name == "fdakpl.KPLRegressor":
-            X, W = inst.__dict__.get("X_fit_"), inst.__dict__.get("X_weights_")
-            inst.K_ = inst._kernel()(X, None, W) if X is not None and "dual_coef_" in inst.__dict__ else None
             coef, dic = inst.__dict__.get("dual_coef_"), inst.__dict__.get("dictionary_")
-            if coef is not None and dic is not None and getattr(inst, "approx_", None) is None:
+            X = inst.__dict__.get("X_fit_")
+            if coef is not None and dic is not None:
                 n, d = coef.shape
-                if d != dic.n_atoms_ or inst.B_.shape != (d, d) or (inst.K_ is not None and inst.K_.shape != (n, n)):
+                rows = None if X is None else (next(iter(X.values())) if isinstance(X, dict) else X).shape[0]
+                if d != dic.n_atoms_ or inst.B_.shape != (d, d) or (rows is not None and rows != n):
                     raise reader.fail(f"inconsistent model: alpha is {coef.shape}, the dictionary has "
                                       f"{dic.n_atoms_} atoms, B is {inst.B_.shape}")
         elif name == "fdakpl.FunctionalRegression":
@@ -340,4 +353,6 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
             inst.data = data
             inst.parsed = _rebuild_parsed(inst.formula, parsed, data, reader)
         elif name == "fdakpl.FunctionalRegressionResults":
-            inst._cache = {}
+            for key, value in (("edf", np.nan), ("rkhs_norm", np.nan),
+                               ("condition_numbers", {"kernel": np.nan, "gram": np.nan, "system": np.nan})):
+                inst.__dict__.setdefault(key, value)  # files of format <= 3 did not store them

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..data.functional import SAMPLE, Observations, check_locations, validate_functional
+from ..data.functional import SAMPLE, Observations, check_locations
 from ..data.integration import integration_weights
 from ..data.labels import labelled_array
 from ..data.scaling import power_of_two_scale
@@ -20,15 +20,18 @@ from ..diagnostics.bounds import (
     lambda_star,
     representation_error,
 )
-from ..estimators.kpl import KPLRegressor
 from ..utils.docstrings import FIGURE_RETURNS, dti_fit_example, fill_doc
 from ..utils.notices import InterpolationWarning, said_once
+from ..utils.saved import saved
 from .inference import InferenceMixin
 from .interpretation import InterpretationMixin
 
 __all__ = ["FunctionalRegressionResults"]
 
 
+@saved("model", "estimator", "kernels", "solver", "solver_reason", "lam", "criterion", "lam_grid", "criteria",
+       "cv_result", "lam_on_edge", "notes", "fit_seconds", "tuning", "edf", "condition_numbers", "rkhs_norm",
+       defaults={"problem": None, "path": None, "_cache": {}})
 class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     """Results of :meth:`fdakpl.FunctionalRegression.fit`.
 
@@ -48,7 +51,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     criteria : PathCriteria or None
         GCV / LOO / edf along the lambda grid (closed-form solvers; computed when first read).
     tuning : TuningResult or None
-        The joint choice of kernel widths, ``b`` and lambda (:func:`fdakpl.tuning.joint.tune_closed_form`),
+        The joint choice of kernel widths, ``b`` and lambda (:func:`fdakpl.tuning.search.search`),
         with every score; None when only lambda was chosen.
     cv_result : dict or None
         K-fold CV scores when ``lam="cv"``.
@@ -65,52 +68,94 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     """
 
     def __init__(self, *, model: Any, estimator: Any, kernels: dict, solver: str, solver_reason: str, lam: float,
-                 lam_how: str, lam_grid: np.ndarray | None, criteria: Any, cv_result: dict | None,
-                 lam_on_edge: bool, notes: list[str], fit_seconds: float, tuning: Any = None) -> None:
+                 criterion: Any, lam_grid: np.ndarray | None, criteria: Any, cv_result: dict | None,
+                 lam_on_edge: bool, notes: list[str], fit_seconds: float, tuning: Any = None, problem: Any = None,
+                 path: Any = None) -> None:
         self.model = model
         self.estimator = estimator
         self.kernels = kernels
         self.solver = solver
         self.solver_reason = solver_reason
         self.lam = float(lam)
-        self.lam_how = lam_how
+        self.criterion = criterion
         self.lam_grid = lam_grid
-        self._criteria_path = criteria
+        self.criteria = criteria
         self.tuning = tuning
         self.cv_result = cv_result
         self.lam_on_edge = lam_on_edge
         self.notes = notes
         self.fit_seconds = fit_seconds
+        self.problem = problem
+        self.path = path
         self._cache: dict[str, Any] = {}
+        # what the summary shows, computed once here from the fit (no decomposition: the path's eigenvalues)
+        at = None if path is None else path.criteria(np.array([self.lam]))
+        self._cache["at_lam"] = at
+        self.edf = float(at.edf[0]) if at is not None else float(getattr(estimator, "edf_", np.nan))
+        self.condition_numbers = _condition_numbers(estimator, path, self.lam)
+        self.rkhs_norm = _rkhs_norm(estimator)
 
-    @property
-    def criteria(self) -> Any:
-        """GCV / leave-one-curve-out / edf along the lambda grid at the chosen kernel and ``B``.
+    def training_path(self) -> Any:
+        """The closed-form ridge path of the fit (its decompositions answer every lambda), or None.
 
-        None for fixed lambda, K-fold CV and the approximate solver.
+        A loaded model has none stored (files never hold ``n x n`` matrices): it is rebuilt here from the
+        saved training data on first use, once, after checking that its memory fits
+        (:func:`fdakpl.solvers.memory.check_exact_memory`). Fits by other solvers have none.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.training_path() is res.path
+        True
         """
         est = self.estimator
-        path = self.__dict__.get("_criteria_path", self.__dict__.get("criteria"))  # files saved before the lazy path
-        if (path is None and self.lam_grid is not None and self.cv_result is None
-                and getattr(est, "decomposition_", None) is not None):
-            from ..tuning.selection import lambda_criteria
+        if self.path is not None or getattr(est, "route_", None) != "eigendecomposition":
+            return self.path
+        from ..ridge.path import RidgePath
+        from ..ridge.problem import prepare_problem
+        from ..solvers.memory import check_exact_memory
 
-            path = lambda_criteria(est, self.response, self.lam_grid)
-        self._criteria_path = path
-        return path
+        n = est.n_samples_fit_
+        check_exact_memory(n, int(np.count_nonzero(~np.isnan(self.response.values))), est.memory_limit)
+        with said_once(quiet=(InterpolationWarning,)):
+            problem = prepare_problem(self.model.parsed.inputs(self.model.data), self.response,
+                                      dictionary=est.dictionary, center=est.center, loss=est.loss,
+                                      integration=est.integration, domain=est.domain,
+                                      interpolate_inputs=est.interpolate_inputs, who="the formula")
+        identity = bool(np.array_equal(est.B_, np.eye(est.B_.shape[0])))
+        self.problem, self.path = problem, RidgePath.fit(problem, est.kernel_, est.B_, identity)
+        return self.path
+
+    @property
+    def lam_how(self) -> str:
+        """How lambda was chosen, in words (the criterion's name: ``"leave-one-curve-out"``, ``"GCV"``, ...)."""
+        return self.criterion.name
 
     # ------------------------------------------------------------------ data views
     @property
     def response(self) -> xr.DataArray:
         """The training response (sample × location, NaN = unobserved)."""
-        p = self.model.parsed
-        return validate_functional(self.model.data[p.response], p.response)
+        return self.model.data[self.model.parsed.response]
 
     @property
     def response_dim(self) -> str:
         return self.model.parsed.response_dim
 
-    def _obs(self) -> Observations:
+    def observations(self) -> Observations:
+        """The training responses as observed points (one entry per observed value).
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.observations().n_samples
+        100
+        """
+        if self.problem is not None:
+            return self.problem.obs
         if "obs" not in self._cache:
             Y = self.response
             self._cache["obs"] = Observations.from_dense(Y.values, Y[self.response_dim].values)
@@ -144,30 +189,18 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
 
         ds = self.model.data if newdata is None else as_dataset(newdata)
         est, parsed = self.estimator, self.model.parsed
-        if isinstance(est, KPLRegressor) and getattr(est, "approx_", None) is None:
-            # the inputs validated once, plain arrays inward, the labels put on once
-            with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
-                values = est.predict_array(parsed.prepared_inputs(ds, est.interpolate_inputs, est.input_spec_),
-                                           at=at)
-            train, rdim = self.model.data, self.response_dim
-            coords: dict[str, Any] = {}
-            if SAMPLE in ds.coords:
-                coords[SAMPLE] = ds if SAMPLE in ds.xindexes else ds.coords.variables[SAMPLE].values
-            if at is None and rdim in train.xindexes and train.coords.variables[rdim].dtype == np.float64:
-                coords[rdim] = train  # the training grid: its coordinate and index are reused
-            else:
-                coords[rdim] = est.grid_ if at is None else check_locations(at, "at")
-            return labelled_array(values, (SAMPLE, rdim), coords, parsed.response)
         X = parsed.inputs(ds)
         with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
-            pred = self.estimator.predict(X, at=at)
-        if not isinstance(pred, xr.DataArray):
-            theta = self.estimator.grid_ if at is None else check_locations(at, "at")
-            pred = xr.DataArray(pred, dims=(SAMPLE, self.response_dim), coords={self.response_dim: theta})
-        pred = pred.rename({d: self.response_dim for d in pred.dims if d not in (SAMPLE,) and d != self.response_dim})
-        same = SAMPLE in pred.indexes and SAMPLE in ds.indexes and pred.indexes[SAMPLE].equals(ds.indexes[SAMPLE])
-        pred = pred.assign_coords({SAMPLE: ds[SAMPLE].values}) if SAMPLE in ds.coords and not same else pred
-        return pred if pred.name == self.model.parsed.response else pred.rename(self.model.parsed.response)
+            values = est.predict_array(X, at=at)  # the inputs validated once (prepare_inputs), plain arrays back
+        train, rdim = self.model.data, self.response_dim
+        coords: dict[str, Any] = {}
+        if SAMPLE in ds.coords:
+            coords[SAMPLE] = ds if SAMPLE in ds.xindexes else ds.coords.variables[SAMPLE].values
+        if at is None and rdim in train.xindexes and train.coords.variables[rdim].dtype == np.float64:
+            coords[rdim] = train  # the training grid: its coordinate and index are reused
+        else:
+            coords[rdim] = est.grid_ if at is None else check_locations(at, "at")
+        return labelled_array(values, (SAMPLE, rdim), coords, parsed.response)
 
     @property
     def fitted(self) -> xr.DataArray:
@@ -217,28 +250,6 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         vals = self.estimator.mean_(grid) if self.estimator.mean_ is not None else np.zeros(grid.size)
         return xr.DataArray(vals, dims=(self.response_dim,), coords={self.response_dim: grid}, name="mean")
 
-    def _at_lam(self):
-        if "at_lam" not in self._cache:
-            from ..tuning.selection import lambda_criteria
-
-            est = self.estimator
-            self._cache["at_lam"] = (lambda_criteria(est, self.response, np.array([self.lam]))
-                                     if getattr(est, "decomposition_", None) is not None else None)
-        return self._cache["at_lam"]
-
-    @property
-    def edf(self) -> float:
-        """Effective degrees of freedom (trace of the smoother; NaN for iterative solvers).
-
-        For the approximate (primal) solver, the trace of its coefficient-space smoother
-        (see :meth:`fdakpl.estimators.approx.PrimalDecomposition.edf`).
-        """
-        c = self._at_lam()
-        if c is not None:
-            return float(c.edf[0])
-        approx = getattr(self.estimator, "approx_", None)
-        return float(approx.edf_) if approx is not None else float("nan")
-
     @property
     def train_mse(self) -> float:
         """Training MSE: mean over curves of the mean squared residual over observed points."""
@@ -257,7 +268,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         """
         from ..data.preprocessing import MeanFunction
 
-        obs = self._obs()
+        obs = self.observations()
         mean = MeanFunction(obs, self.estimator.response_info_.domain)(obs.location)
         dev, r = _unit_scale(obs.value - mean, self.resid.values, reference=obs.value)
         tot = float(np.sum(dev ** 2))
@@ -278,50 +289,6 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
                             coords={self.response_dim: grid}, name="R2")
 
     # ------------------------------------------------------------------ diagnostics
-    @property
-    def condition_numbers(self) -> dict[str, float]:
-        """Condition numbers of the fit's linear algebra (2-norm; ``inf`` when singular, NaN when unknown).
-
-        ``kernel``: ``cond(K + n lam I)``, large for near-duplicate input
-        curves and a small lambda; ``gram``: ``cond(G)`` of the dictionary's
-        Gram matrix, large for learnt or redundant dictionaries; ``system``:
-        ``cond(K kron C + n lam I)`` with ``C = B^{1/2} G B^{1/2}``, the
-        system the closed forms solve (the coefficients ``alpha`` lose about
-        ``log10(system)`` of float64's 16 digits).
-
-        Examples
-        --------
-        >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
-        ...                            progress=False).fit()
-        >>> sorted(res.condition_numbers)
-        ['gram', 'kernel', 'system']
-        """
-        if "cond" not in self._cache:
-            est = self.estimator
-            dec = getattr(est, "decomposition_", None)
-            n = est.n_samples_fit_
-            nl = n * self.lam
-            if dec is not None:
-                s, e = dec.s, dec.e
-            elif getattr(est, "K_", None) is not None:
-                from ..solvers.closed_form import sym_sqrt
-
-                Bh = sym_sqrt(est.B_)[0]
-                s = np.clip(np.linalg.eigvalsh(est.K_), 0.0, None)
-                e = np.clip(np.linalg.eigvalsh(Bh @ est.gram_ @ Bh), 0.0, None)
-            else:  # approximate (primal) solvers hold no n x n kernel matrix
-                s = e = None
-            g = np.linalg.eigvalsh(est.gram_)
-            gram = float(g.max() / g.min()) if g.min() > 0 else float("inf")
-            if s is None:
-                kernel = system = float("nan")
-            else:
-                kernel = float((s.max() + nl) / (s.min() + nl))
-                system = float((s.max() * e.max() + nl) / (s.min() * e.min() + nl))
-            self._cache["cond"] = {"kernel": kernel, "gram": gram, "system": system}
-        return dict(self._cache["cond"])
-
     def diagnostics(self, eta: float = 0.05) -> dict[str, Any]:
         """Constants of section 5, which bound applies, lambda*, the bound and its terms, representation error.
 
@@ -345,24 +312,16 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         if key in self._cache:
             return self._cache[key]
         est = self.estimator
-        obs = self._obs()
+        obs = self.observations()
         lo, hi = est.dictionary_.domain_
         fine = np.linspace(lo, hi, 2001)
         M = float(np.abs(est.dictionary_.evaluate(np.union1d(fine, obs.grid))).max())
         dc = dictionary_constants(est.gram_, M)
-        kappa, kappa_how = kernel_kappa(est._kernel(), est.B_, K=getattr(est, "K_", None),
+        kappa, kappa_how = kernel_kappa(est.kernel_, est.B_, K=getattr(est, "K_", None),
                                         X=getattr(est, "X_fit_", None), weights=getattr(est, "X_weights_", None))
         yc = obs.value - (est.mean_(obs.location) if est.mean_ is not None else 0.0)
         L = float(np.abs(yc).max())
-        K = getattr(est, "K_", None)
-        if getattr(est, "approx_", None) is not None:  # primal weights M: ||h||_H^2 = tr(M B^-1 M^T)
-            M = est.coef_
-            R = float(np.sqrt(max(np.trace(M @ np.linalg.solve(est.B_, M.T)), 0.0)))
-        elif K is not None:  # representer coefficients alpha: ||h||_H^2 = tr(alpha^T K alpha B)
-            A = est.dual_coef_
-            R = float(np.sqrt(max(np.sum(A * (K @ A @ est.B_)), 0.0)))
-        else:
-            R = float("nan")
+        R = self.rkhs_norm
         n = obs.n_samples
         d = int(est.dictionary_.n_atoms_)
         counts = obs.counts
@@ -442,7 +401,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
 
     def __repr__(self) -> str:
         est = self.estimator
-        return (f"<FunctionalRegressionResults {self.model.formula!r}: n={self._obs().n_samples}, "
+        return (f"<FunctionalRegressionResults {self.model.formula!r}: n={self.observations().n_samples}, "
                 f"d={est.dictionary_.n_atoms_}, lambda={self.lam:.3g} ({self.lam_how}), solver={self.solver}>")
 
     # ------------------------------------------------------------------ plots
@@ -475,3 +434,44 @@ def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = Non
     so that sums of squares neither overflow nor underflow at extreme scales (R^2 is scale-free)."""
     scale = power_of_two_scale(Y if reference is None else reference)
     return Y / scale, r / scale
+
+
+def _condition_numbers(est: Any, path: Any, lam: float) -> dict[str, float]:
+    """Condition numbers of the fit's linear algebra (2-norm; ``inf`` when singular, NaN when unknown).
+
+    ``kernel``: ``cond(K + n lam I)``; ``gram``: ``cond(G)``; ``system``: ``cond(K kron C + n lam I)`` with
+    ``C = B^{1/2} G B^{1/2}``. From the path's eigenvalues when there is one; the other exact solvers
+    decompose ``K`` once here; approximate fits hold no ``n x n`` kernel matrix (NaN).
+    """
+    from ..solvers.closed_form import sym_sqrt
+
+    n = est.n_samples_fit_
+    nl = n * lam
+    dec = None if path is None else path.decomposition
+    if dec is not None:
+        s, e = dec.s, dec.e
+    elif getattr(est, "K_", None) is not None:
+        Bh = sym_sqrt(est.B_)[0]
+        s = np.clip(np.linalg.eigvalsh(est.K_), 0.0, None)
+        e = np.clip(np.linalg.eigvalsh(Bh @ est.gram_ @ Bh), 0.0, None)
+    else:
+        s = e = None
+    g = np.abs(est.dictionary_.scaled_gram_eigh()[0])  # cached on the dictionary
+    gram = float(g.max() / g.min()) if g.min() > 0 else float("inf")
+    if s is None:
+        return {"kernel": float("nan"), "gram": gram, "system": float("nan")}
+    return {"kernel": float((s.max() + nl) / (s.min() + nl)), "gram": gram,
+            "system": float((s.max() * e.max() + nl) / (s.min() * e.min() + nl))}
+
+
+def _rkhs_norm(est: Any) -> float:
+    """``||h||_H`` of the fitted function: ``tr(alpha^T K alpha B)^{1/2}`` (exact fits) or ``tr(M B^-1 M^T)^{1/2}``
+    (primal weights of approximate fits); NaN when unknown."""
+    if getattr(est, "approx_", None) is not None:
+        M = est.coef_
+        return float(np.sqrt(max(np.trace(M @ np.linalg.solve(est.B_, M.T)), 0.0)))
+    K = getattr(est, "K_", None)
+    if K is None:
+        return float("nan")
+    A = est.dual_coef_
+    return float(np.sqrt(max(np.sum(A * (K @ A @ est.B_)), 0.0)))

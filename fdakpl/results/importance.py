@@ -27,17 +27,18 @@ from typing import Any
 import numpy as np
 
 from ..kernels import Product, Sum
-from ..solvers.closed_form import decompose
-from ..tuning.selection import DEFAULT_LAMBDAS, ridge_path
+from ..ridge.path import RidgePath
+from ..tuning.criteria import DEFAULT_LAMBDAS
 from ..utils.docstrings import dti_fit_example, fill_doc
 from ..utils.progress import progress as bar
 
-__all__ = ["AUTO_MAX_SAMPLES", "AUTO_PERMUTATIONS", "TermImportance", "importance_for_summary", "term_importance"]
+__all__ = ["AUTO_MAX_SAMPLES", "AUTO_PERMUTATIONS", "TermImportance", "TermMatrices", "closed_form_path",
+           "importance_for_summary", "term_importance"]
 
 #: the summary computes importance by default up to this many curves (measured: benchmarks/bench_importance.py)
 AUTO_MAX_SAMPLES = 300
-#: permutations per term in the default summary (smallest attainable p-value 0.05)
-AUTO_PERMUTATIONS = 19
+#: permutations per term of summary(importance=True) (smallest attainable p-value 0.005)
+AUTO_PERMUTATIONS = 199
 
 
 @dataclass
@@ -95,26 +96,74 @@ class TermImportance:
                             index=pd.Index(self.terms, name="term"))
 
 
-class _LooPath:
-    """Exact LOO error of the fit's data for any input kernel matrix."""
+class TermMatrices:
+    """The per-term kernel matrices of a closed-form fit, to refit its LOO error with a term permuted or dropped.
 
-    def __init__(self, res: Any) -> None:
-        from ..data.integration import integration_weights
-        from ..data.preprocessing import prepare_response
+    Only the input kernel changes when a term is permuted or removed (the mean function, the dictionary and
+    the projections of the responses depend on the responses alone), so each refit is one eigendecomposition
+    of an ``n x n`` matrix built from these matrices.
 
-        est = res.estimator
-        obs, info = prepare_response(res.response, None, est.response_info_.domain)
-        if est.mean_ is not None:
-            obs = obs.with_values(obs.value - est.mean_(obs.location))
-        self.obs = obs
-        self.w, _ = integration_weights(obs, info.domain, est.integration_)
-        self.phi = est.dictionary_.evaluate(obs.grid if obs.grid is not None else obs.location)
-        self.est = est
+    Examples
+    --------
+    >>> from fdakpl import FunctionalRegression, datasets
+    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+    ...                            progress=False).fit()
+    >>> tm = TermMatrices(res.path)
+    >>> tm.terms, bool(np.isclose(tm.loo(tm.combined(), np.array([res.lam]))[0], res.path.loo([res.lam])[0]))
+    (['cca'], True)
+    """
 
-    def __call__(self, K: np.ndarray, lams: np.ndarray) -> np.ndarray:
-        est = self.est
-        dec = decompose(K, est.gram_, est.B_, est.nu_)
-        return ridge_path(dec, self.phi, self.obs, self.w, lams, loo=True).loo
+    def __init__(self, path: RidgePath) -> None:
+        kernel = path.kernel
+        self.path = path
+        self.terms: list[str] = list(kernel.kernels) if isinstance(kernel, (Product, Sum)) else []
+        self.op = kernel.op if isinstance(kernel, (Product, Sum)) else "*"
+        problem = path.problem
+        X, W = problem.inputs, problem.input_weights or {}
+        self.matrices = {t: k(X[t], None, W.get(t)) for t, k in kernel.kernels.items()} if self.terms else {}
+
+    def check(self, terms: list[str]) -> None:
+        """Refuse names that are not terms of the fitted kernel."""
+        unknown = [t for t in terms if t not in self.terms]
+        if unknown:
+            raise ValueError(f"{unknown} are not terms of the fitted kernel; terms: {self.terms}")
+
+    def combined(self, replace: dict[str, np.ndarray] | None = None, drop: str | None = None) -> np.ndarray:
+        """The kernel matrix with some terms' matrices replaced (``replace``) or one term dropped."""
+        n = self.path.n
+        mats = [(replace or {}).get(t, m) for t, m in self.matrices.items() if t != drop]
+        if not mats:
+            return np.ones((n, n))
+        out = mats[0].copy()
+        for m in mats[1:]:
+            out = out * m if self.op == "*" else out + m
+        return out
+
+    def loo(self, K: np.ndarray, lams: np.ndarray) -> np.ndarray:
+        """Exact leave-one-curve-out error along ``lams`` with kernel matrix ``K`` (same problem and ``B``)."""
+        path = self.path
+        return RidgePath.fit(path.problem, path.kernel, path.B, path.identity, K=K).loo(lams)
+
+    def null_loo(self, term: str, lam: float, n_permutations: int, random_state: Any = 0,
+                 progress: bool | None = None) -> np.ndarray:
+        """LOO errors at ``lam`` with ``term``'s values permuted across curves, one per permutation."""
+        rng = np.random.default_rng(random_state)
+        Kt = self.matrices[term]
+        out = np.empty(n_permutations)
+        lams = np.array([lam])
+        for b in bar(range(n_permutations), desc=f"permutations ({term})", enabled=progress):
+            p = rng.permutation(self.path.n)
+            out[b] = self.loo(self.combined({term: Kt[np.ix_(p, p)]}), lams)[0]
+        return out
+
+
+def closed_form_path(res: Any) -> RidgePath:
+    """The fit's ridge path (rebuilt once for a loaded model), or an error saying that importance and
+    permutation tests need one."""
+    if res.training_path() is None:
+        raise ValueError("term importance and permutation tests use the closed-form leave-one-curve-out error; "
+                         "refit with solver='eig' (the default for the square loss)")
+    return res.path
 
 
 @fill_doc(fit=dti_fit_example("rcst ~ cca + pasat"))
@@ -147,61 +196,34 @@ def term_importance(res: Any, terms: list[str] | None = None, n_permutations: in
     >>> imp.terms, imp.p_value.shape
     (['cca', 'scalars'], (2,))
     """
-    est = res.estimator
-    if getattr(est, "decomposition_", None) is None:
-        raise ValueError("term importance uses the closed-form leave-one-curve-out error; refit with solver='eig' "
-                         "(the default for the square loss)")
-    kernel = est._kernel()
-    all_terms = list(kernel.kernels) if isinstance(kernel, (Product, Sum)) else []
-    terms = all_terms if terms is None else list(terms)
-    unknown = [t for t in terms if t not in all_terms]
-    if unknown:
-        raise ValueError(f"{unknown} are not terms of the fitted kernel; terms: {all_terms}")
+    path = closed_form_path(res)
+    tm = TermMatrices(path)
+    terms = tm.terms if terms is None else list(terms)
+    tm.check(terms)
     if n_permutations < 0:
         raise ValueError(f"n_permutations must be >= 0, got {n_permutations}")
-    op = kernel.op
-    Ks = {t: k(est.X_fit_[t], None, est.X_weights_.get(t)) for t, k in kernel.kernels.items()}
-    n = est.n_samples_fit_
-
-    def combine(mats: list[np.ndarray]) -> np.ndarray:
-        if not mats:
-            return np.ones((n, n))
-        out = mats[0].copy()
-        for m in mats[1:]:
-            out = out * m if op == "*" else out + m
-        return out
-
-    loo = _LooPath(res)
     lam = np.array([res.lam])
     grid = np.asarray(res.lam_grid if res.lam_grid is not None else DEFAULT_LAMBDAS, dtype=float)
-    K_full = combine(list(Ks.values()))
-    loo_obs = float(loo(K_full, lam)[0])
-    best_full = float(np.nanmin(loo(K_full, grid)))
+    loo_obs = float(path.loo(lam)[0])
+    best_full = float(np.nanmin(path.loo(grid)))
     show = res.model.progress if progress is None else progress
     drop, perm, pval = (np.full(len(terms), np.nan) for _ in range(3))
-    steps = [(i, b) for i in range(len(terms)) for b in range(n_permutations)]
-    rngs = {t: np.random.default_rng(random_state) for t in terms}
     for i, t in enumerate(terms):
-        rest = [Ks[u] for u in Ks if u != t]
-        drop[i] = float(np.nanmin(loo(combine(rest), grid))) - best_full
-    null = {t: np.empty(n_permutations) for t in terms}
-    for i, b in bar(steps, desc="term importance (permutations)", enabled=show, total=len(steps)):
-        t = terms[i]
-        p = rngs[t].permutation(n)
-        Kt = Ks[t][np.ix_(p, p)]
-        null[t][b] = loo(combine([Kt if u == t else Ks[u] for u in Ks]), lam)[0]
-    for i, t in enumerate(terms):
+        drop[i] = float(np.nanmin(tm.loo(tm.combined(drop=t), grid))) - best_full
         if n_permutations:
-            perm[i] = float(np.mean(null[t])) - loo_obs
-            pval[i] = (1 + np.sum(null[t] <= loo_obs)) / (n_permutations + 1)
+            null = tm.null_loo(t, res.lam, n_permutations, random_state, show)
+            perm[i] = float(np.mean(null)) - loo_obs
+            pval[i] = (1 + np.sum(null <= loo_obs)) / (n_permutations + 1)
     return TermImportance(terms, loo_obs, drop, perm, pval, n_permutations)
 
 
 def importance_for_summary(res: Any, importance: Any) -> tuple[TermImportance | None, str | None]:
     """Resolve the summary's ``importance`` option: ``"auto"``, ``True``, ``False`` or a number of permutations.
 
-    ``"auto"``: :data:`AUTO_PERMUTATIONS` permutations per term when the fit is closed-form with at most
-    :data:`AUTO_MAX_SAMPLES` curves, else none (with a note saying how to ask for it).
+    The summary formats what was computed: ``"auto"`` shows the importance computed last (by
+    ``res.term_importance()`` or an earlier ``summary(importance=...)``), else a note saying how to ask for it;
+    ``True`` computes it with :data:`AUTO_PERMUTATIONS` permutations per term (once: results keep it), a number
+    with that many.
 
     Examples
     --------
@@ -213,19 +235,15 @@ def importance_for_summary(res: Any, importance: Any) -> tuple[TermImportance | 
     """
     if importance is False or importance is None:
         return None, None
-    closed = getattr(res.estimator, "decomposition_", None) is not None
-    n = res.estimator.n_samples_fit_
     if isinstance(importance, str):
         if importance != "auto":
             raise ValueError(f"importance must be 'auto', True, False or a number of permutations, got {importance!r}")
-        if not closed:
-            return None, "Term importance needs the closed-form solver (solver='eig'); not computed."
-        if n > AUTO_MAX_SAMPLES:
-            return None, (f"Term importance not computed by default for n > {AUTO_MAX_SAMPLES} curves; "
-                          "ask for it with summary(importance=True) or summary(importance=<permutations>).")
-        n_perm = AUTO_PERMUTATIONS
-    elif importance is True:
-        n_perm = 99
-    else:
-        n_perm = int(importance)
-    return term_importance(res, n_permutations=n_perm), None
+        computed = res.computed_importance()
+        if computed is not None:
+            return computed, None
+        if getattr(res.estimator, "route_", None) != "eigendecomposition":  # no closed-form path: none to offer
+            return None, None
+        return None, ("Term importance (drop and permutation, with p-values) is computed on request: "
+                      "res.term_importance() or summary(importance=True).")
+    n_perm = AUTO_PERMUTATIONS if importance is True else int(importance)
+    return res.term_importance(n_permutations=n_perm), None

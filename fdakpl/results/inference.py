@@ -157,10 +157,7 @@ class InferenceMixin:
         >>> out.null_distribution.shape, 0 < out.pvalue <= 1
         ((19,), True)
         """
-        from sklearn.base import clone
-
-        from ..tuning.selection import lambda_criteria
-        from ..utils.progress import progress as bar
+        from .importance import TermMatrices, closed_form_path
 
         parsed = self.model.parsed
         if term not in parsed.terms:
@@ -168,26 +165,12 @@ class InferenceMixin:
         if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) \
                 or n_permutations < 1:
             raise ValueError(f"n_permutations must be a whole number >= 1 (e.g. 199), got {n_permutations!r}")
-        if getattr(self.estimator, "decomposition_", None) is None:
-            raise ValueError("the permutation test uses the closed-form leave-one-curve-out error; refit with "
-                             "solver='eig'")
-        X = parsed.inputs(self.model.data)
-        Y = self.response
-        t_obs = float(lambda_criteria(self.estimator, Y, np.array([self.lam])).loo[0])
-        rng = np.random.default_rng(random_state)
-        n = Y.sizes[SAMPLE]
-        null = np.empty(n_permutations)
-        est = clone(self.estimator).set_params(lam=self.lam)
+        path = closed_form_path(self)
+        tm = TermMatrices(path)
+        tm.check([term])
+        t_obs = float(path.loo([self.lam])[0])
         show = self.model.progress if progress is None else progress
-        with said_once(quiet=(InterpolationWarning,)):  # one warning per cause, not one per refit
-            for b in bar(range(n_permutations), desc=f"permutation test ({term})", enabled=show):
-                perm = rng.permutation(n)
-                Xp = dict(X)
-                v = X[term]
-                Xp[term] = (v.isel(sample=perm).assign_coords(sample=v[SAMPLE].values)
-                            if isinstance(v, xr.DataArray) else np.asarray(v)[perm])
-                est.fit(Xp, Y)
-                null[b] = lambda_criteria(est, Y, np.array([self.lam])).loo[0]
+        null = tm.null_loo(term, self.lam, n_permutations, random_state, show)
         p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
         return PermutationTestResult(statistic=t_obs, pvalue=float(p), null_distribution=null, term=term,
                                      response=parsed.response, n_permutations=n_permutations)

@@ -73,7 +73,7 @@ def response_coefficients(est: Any, theta: np.ndarray) -> np.ndarray:
 
 def _term_parts(est: Any, term: str) -> tuple[Kernel, dict[str, Kernel], str]:
     """The term's kernel, the other terms' kernels and how they combine (``"*"`` or ``"+"``)."""
-    kernel = est._kernel()
+    kernel = est.kernel_
     if isinstance(kernel, (Product, Sum)):
         if term not in kernel.kernels:
             raise ValueError(f"{term!r} is not a term of the fitted kernel; terms: {list(kernel.kernels)}")
@@ -150,7 +150,7 @@ def linear_surface(est: Any, term: str, theta: np.ndarray,
     True
     """
     _check_exact(est)
-    ker, others, op = _term_parts(est, term) if term is not None else (est._kernel(), {}, "*")
+    ker, others, op = _term_parts(est, term) if term is not None else (est.kernel_, {}, "*")
     if not isinstance(ker, LINEAR_KERNELS):
         raise ValueError(f"the coefficient surface needs a Linear or SmoothedLinear kernel on {term!r}, not "
                          f"{ker!r}; refit with kernels={{{term!r}: Linear()}} or use effect_surface (any kernel)")
@@ -386,7 +386,7 @@ def coefficient_surface_of(res: Any, term: str, reference: Any = None, at: Any =
     ref = reference_arrays(res, term, reference)
     theta = _theta(res, at)
     beta, described = linear_surface(res.estimator, term, theta, ref)
-    kern = res.estimator._kernel()
+    kern = res.estimator.kernel_
     combine = kern.op if isinstance(kern, (Product, Sum)) else "*"
     note = ("exact: predictions = mu(t) + sum over functional terms of sum_p w_p x(s_p) beta(s_p, t)"
             + (" + the other terms' kernel part (an offset)" if combine == "+" and len(kern.kernels) > 1 else ""))
@@ -542,20 +542,43 @@ class InterpretationMixin:
 
         return plot_partial_dependence(self.partial_dependence(variable, values))
 
-    def term_importance(self, n_permutations: int = 99, random_state: Any = 0, progress: bool | None = None):
+    def term_importance(self, n_permutations: int = 199, random_state: Any = 0, progress: bool | None = None):
         """Drop and permutation importance of every term; see :func:`fdakpl.results.importance.term_importance`.
+
+        Computed once per ``(n_permutations, random_state)`` and kept: the summary shows it.
 
         Examples
         --------
         >>> from fdakpl import FunctionalRegression, datasets
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
         ...                            progress=False).fit()
-        >>> res.term_importance(n_permutations=9).terms
-        ['cca']
+        >>> res.term_importance(n_permutations=9).terms, res.computed_importance().n_permutations
+        (['cca'], 9)
         """
         from .importance import term_importance
 
-        return term_importance(self, n_permutations=n_permutations, random_state=random_state, progress=progress)
+        store = self._cache.setdefault("importance", {})  # type: ignore[attr-defined]
+        key = (int(n_permutations), random_state if isinstance(random_state, (int, np.integer)) else None)
+        if key[1] is None or key not in store:
+            imp = term_importance(self, n_permutations=n_permutations, random_state=random_state, progress=progress)
+            if key[1] is None:
+                return imp
+            store[key] = imp
+        store["last"] = store[key]
+        return store[key]
+
+    def computed_importance(self) -> Any:
+        """The term importance computed last (:meth:`term_importance`), or None.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.computed_importance() is None
+        True
+        """
+        return self._cache.get("importance", {}).get("last")  # type: ignore[attr-defined]
 
     def partial_dependence(self, variable: str, values: Any = None, at: Any = None) -> xr.DataArray:
         """Partial dependence on a covariate or factor (:func:`~fdakpl.results.interpretation.partial_dependence_of`).

@@ -176,13 +176,30 @@ def diagnostics_notes(diag: dict[str, Any]) -> list[str]:
     return out
 
 
+def _criterion_score(res: Any) -> tuple[str, float] | None:
+    """The summary's row for the criterion that chose lambda, at the choice (from the stored criteria)."""
+    key = res.criterion.key
+    if key == "cv" and res.cv_result is not None:
+        i, j = res.cv_result["best_index"]
+        return "CV score", float(res.cv_result["scores"][i, j])
+    crit = res.criteria
+    if crit is None or key not in {"gcv", "loo", "group_loo"}:
+        return None
+    values = getattr(crit, key, None)
+    if values is None:
+        return None
+    i = int(np.argmin(np.abs(np.asarray(crit.lams) - res.lam)))
+    name = {"gcv": "GCV score", "loo": "LOO score", "group_loo": "Leave-group-out score"}[key]
+    return name, float(values[i])
+
+
 def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> FunctionalSummary:
     """Build the summary of a :class:`~fdakpl.results.FunctionalRegressionResults`.
 
     ``importance``: see :func:`fdakpl.results.importance.importance_for_summary`.
     """
     est = res.estimator
-    obs = res._obs()
+    obs = res.observations()
     Y = res.response
     grid = Y[res.response_dim].values
     diag = res.diagnostics(eta)
@@ -204,14 +221,14 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
         ("Output matrix B", b_desc),
         ("Loss", loss),
         ("Solver", res.solver),
-        ("Approximation", round_numbers(getattr(getattr(est, "approx_", None), "approx_description_", None)
+        ("Approximation", round_numbers(getattr(est, "approx_description_", None)
                                         or "none (exact)")),
         ("Integration", est.integration_),
         ("lambda", res.lam),
         ("lambda chosen by", res.lam_how),
     ]
     tun = getattr(res, "tuning", None)
-    if tun is not None:  # hyper-parameters chosen jointly with lambda (fdakpl.tuning.joint)
+    if tun is not None:  # hyper-parameters chosen jointly with lambda (fdakpl.tuning.search)
         for t, m in zip(tun.terms, tun.multiples, strict=True):
             model_rows.append((f"Width of {t}", f"{res.kernels[t].sigma:.3g} ({m:g} x median)"))
         if not np.isnan(tun.b):
@@ -225,16 +242,9 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
         ("Training MSE", _zero(res.train_mse, float(np.nanvar(Y.values)))),
         ("Effective dof", res.edf),
     ]
-    crit = res._at_lam()
-    if res.lam_how == "GCV" and crit is not None:
-        fit_rows.append(("GCV score", float(crit.gcv[0]) * getattr(crit, "unit", 1.0)))
-    elif res.lam_how == "leave-one-curve-out" and crit is not None:
-        fit_rows.append(("LOO score", float(crit.loo[0])))
-    elif res.lam_how.startswith("leave-one-group-out") and tun is not None:
-        fit_rows.append(("Leave-group-out score", tun.score))
-    elif res.cv_result is not None:
-        i, j = res.cv_result["best_index"]
-        fit_rows.append(("CV score", float(res.cv_result["scores"][i, j])))
+    score = _criterion_score(res)
+    if score is not None:
+        fit_rows.append(score)
     else:
         fit_rows.append(("Fit time (s)", res.fit_seconds))
     fit_rows += [("Repr. error median", _zero(diag["representation_error_median"], 1.0)),  # relative errors

@@ -173,7 +173,8 @@ def psd_eigh(K: np.ndarray, symmetric: bool = False) -> tuple[np.ndarray, np.nda
 def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray,
               output_eigh: tuple[np.ndarray, np.ndarray] | None = None,
               B_sqrt: tuple[np.ndarray, np.ndarray] | None = None, *,
-              symmetric: bool = False, identity: bool = False) -> RidgeDecomposition:
+              symmetric: bool = False, identity: bool = False,
+              K_eigh: tuple[np.ndarray, np.ndarray] | None = None) -> RidgeDecomposition:
     """Decompose ``K`` and ``B^{1/2} G B^{1/2}`` once for a whole lambda path.
 
     Cost: ``O(n^3 + d^3 + n^2 d + n d^2)``. ``output_eigh``, the eigenvalues and eigenvectors of
@@ -182,7 +183,8 @@ def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray,
     save the ``d x d`` work. ``symmetric``: ``K`` is known to be exactly symmetric (e.g. built from
     :func:`scipy.spatial.distance.pdist`, :meth:`fdakpl.kernels.Kernel.exact_symmetric`), so it is not
     averaged with its transpose (which would give the same numbers). ``identity``: ``B`` is the identity, so
-    the products with ``B^{1/2} = B^{-1/2} = I`` are skipped (the same numbers).
+    the products with ``B^{1/2} = B^{-1/2} = I`` are skipped (the same numbers). ``K_eigh``: the
+    eigenvalues (clipped at 0) and eigenvectors of ``K`` (:func:`psd_eigh`), when the caller has them.
 
     Examples
     --------
@@ -193,7 +195,7 @@ def decompose(K: np.ndarray, G: np.ndarray, B: np.ndarray, N: np.ndarray,
     array([0.5, 1. ])
     """
     n, d = _check_shapes(K, G, B, N)
-    s, U = psd_eigh(K, symmetric)
+    s, U = psd_eigh(K, symmetric) if K_eigh is None else K_eigh
     Bh, Bmh, e, V = output_side(G, B, B_sqrt, output_eigh)
     if identity:  # products with I: the same numbers, without the d x d matrix products
         Vt = np.ascontiguousarray(V.T)  # what V.T @ I gives

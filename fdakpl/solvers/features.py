@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import Gaussian, Kernel, Product
+from ..utils.saved import saved
 
 __all__ = ["FeatureMap", "FlatLayout", "Nystroem", "RandomFourierFeatures", "as_generator", "check_n_components"]
 
@@ -20,6 +21,7 @@ __all__ = ["FeatureMap", "FlatLayout", "Nystroem", "RandomFourierFeatures", "as_
 # --------------------------------------------------------------------------
 
 
+@saved("names", "shapes", "scales")
 @dataclass(frozen=True)
 class FlatLayout:
     """How (possibly named, possibly curve) inputs map to flat scaled vectors and back."""
@@ -101,6 +103,8 @@ class FeatureMap(BaseEstimator):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params(deep=False).items())})"
 
 
+@saved("n_components", "landmarks", "kmeans_sample", "rcond", "random_state", "kernel_", "landmarks_",
+       "normalization_", "weights_")
 class Nystroem(FeatureMap):
     """Nyström feature map for any fdakpl kernel.
 
@@ -216,6 +220,7 @@ class Nystroem(FeatureMap):
         return text
 
 
+@saved("n_components", "random_state", "layout_", "omega_", "offset_")
 class RandomFourierFeatures(FeatureMap):
     """Random Fourier features for Gaussian kernels (Rahimi & Recht, 2008).
 

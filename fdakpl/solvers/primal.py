@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..data.validation import check_lam
+from ..utils.saved import saved
 from .closed_form import output_side
 
 __all__ = ["PrimalDecomposition", "SufficientStats", "primal_decompose"]
@@ -19,6 +20,7 @@ __all__ = ["PrimalDecomposition", "SufficientStats", "primal_decompose"]
 # --------------------------------------------------------------------------
 
 
+@saved("T", "n", "r")
 @dataclass(frozen=True)
 class SufficientStats:
     """``T = [Z N]^T [Z N]`` (``(r + d) x (r + d)``) and the number of samples.
@@ -62,6 +64,7 @@ class SufficientStats:
         return self.T[self.r:, self.r:]
 
 
+@saved("B_half", "P", "Q", "V", "active", "e", "n", "t", "yy")
 @dataclass(frozen=True)
 class PrimalDecomposition:
     """Eigendecompositions giving the primal solution, effective dof and GCV at any lambda.

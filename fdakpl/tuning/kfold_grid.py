@@ -13,7 +13,7 @@
   whole lambda path.
 
 :func:`kfold_labelled` is the bridge from an estimator and labelled data (what
-:func:`fdakpl.tuning.selection.kfold_path` receives) to :func:`kfold_grid`: it prepares the inputs and responses once,
+:func:`fdakpl.tuning.kfold.kfold_path` receives) to :func:`kfold_grid`: it prepares the inputs and responses once,
 computes one kernel matrix per distinct kernel of the grid, and returns None when the grid or the data need
 the generic per-fold fits (another solver or loss, irregular responses, other parameters).
 """
@@ -29,6 +29,7 @@ from sklearn.base import clone
 from ..data.functional import Observations
 from ..data.integration import integration_weights
 from ..data.preprocessing import center_responses, check_same_samples, n_samples_of, prepare_inputs, prepare_response
+from ..data.validation import check_grid
 from ..dictionaries import Dictionary, output_dictionary
 from ..kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
 from ..losses import is_square
@@ -112,14 +113,12 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
     K = np.asarray(K, dtype=float)
     Y = np.array(Y, dtype=float)
     grid = np.asarray(locations, dtype=float)
-    lams = np.asarray(list(lams), dtype=float)
+    lams = check_grid(list(lams), "lams", sort=False)
     n = Y.shape[0] if Y.ndim == 2 else -1
     if Y.ndim != 2 or grid.shape != (Y.shape[1],):
         raise ValueError(f"Y must be (n_samples, n_locations) matching locations {grid.shape}, got {Y.shape}")
     if K.shape != (n, n):
         raise ValueError(f"K must be the ({n}, {n}) kernel matrix of the {n} curves of Y, got shape {K.shape}")
-    if lams.size == 0 or np.any(~np.isfinite(lams)) or np.any(lams <= 0):
-        raise ValueError("lams must be a non-empty grid of finite numbers > 0")
     if np.isinf(Y).any():
         raise ValueError("Y has infinite values; replace them by NaN to mark them unobserved")
     observed = ~np.isnan(Y)

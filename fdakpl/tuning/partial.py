@@ -10,7 +10,7 @@ with the point kernel ``M[(i,p), (j,q)] = k(x_i, x_j) phi(theta_ip)^T B
 phi(theta_jq)`` and weights ``w_ip = c_ip / n``: ``f = S y`` with ``S = W^{-1/2}
 Q diag(e / (e + lam)) Q^T W^{1/2}`` for ``W^{1/2} M W^{1/2} = Q diag(e) Q^T``.
 Leaving curve ``i`` out (its loss terms dropped, ``n``, ``lam``, the weights
-and the centring held fixed, as in :func:`fdakpl.tuning.selection.ridge_path`) gives
+and the centring held fixed, as in :meth:`fdakpl.ridge.path.RidgePath.criteria`) gives
 the residuals ``r_i^(-i) = (I - S_ii)^{-1} r_i`` with ``S_ii`` the ``m_i x
 m_i`` block of curve ``i``: the usual identity for penalised weighted least
 squares. One ``N x N`` eigendecomposition serves the whole path, so it is
@@ -24,7 +24,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..data.functional import Observations
-from .selection import PathCriteria
+from ..data.validation import check_grid
+from ..ridge.path import PathCriteria
 
 __all__ = ["MAX_POINTS", "exact_partial_path"]
 
@@ -53,7 +54,7 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
     Returns
     -------
     PathCriteria
-        Same fields and weighting as :func:`fdakpl.tuning.selection.ridge_path`.
+        Same fields and weighting as :func:`fdakpl.ridge.path.RidgePath.criteria`.
 
     Examples
     --------
@@ -68,9 +69,7 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
     >>> bool(np.isclose(crit.train_mse[0], np.sum(w * r**2) / 3))
     True
     """
-    lams = np.asarray(list(lams), dtype=float)
-    if np.any(~np.isfinite(lams)) or np.any(lams <= 0):
-        raise ValueError("every lambda of the grid must be a finite number > 0")
+    lams = check_grid(list(lams), "lams", sort=False)
     idx = np.asarray(obs.index, dtype=np.intp)
     if np.any(np.diff(idx) < 0):
         raise ValueError("obs.index must be sorted by curve")
@@ -106,4 +105,4 @@ def exact_partial_path(K: np.ndarray, B: np.ndarray, phi_points: np.ndarray, obs
     with np.errstate(divide="ignore", invalid="ignore"):
         gcv = out["train_mse"] / (1.0 - out["edf"] / N) ** 2
     gcv = np.where(out["edf"] < N, gcv, np.inf)
-    return PathCriteria(lams, out["train_mse"], out["edf"], gcv, out["loo"], N)
+    return PathCriteria(lams, out["train_mse"], out["edf"], gcv, out["loo"], None, N)

@@ -1,20 +1,9 @@
-"""Choosing lambda and other hyper-parameters.
+"""K-fold cross-validation over curves by refitting: :func:`kfold_path`.
 
-* :func:`ridge_path` -- for the closed-form (plug-in) ridge, the training
-  error, effective degrees of freedom, GCV and *exact* leave-one-curve-out
-  error at every lambda of a grid, from the eigendecompositions of one fit.
-* :func:`kfold_path` -- K-fold cross-validation over samples for any grid of
-  estimator parameters, each fit serving the whole lambda path, in parallel
-  processes with one BLAS thread each, with a progress bar.
-
-Closed forms (rows are curves, ``P = B^{1/2} V``, ``t_il = sum_k U_ik^2 s_k / (s_k e_l + n lam)``):
-the fitted coefficients are ``h_i = P R_i`` with ``R = U diag(s) (Ntilde / (s e^T + n lam))``;
-the map from curve ``i``'s inner products ``nu_i`` to ``h_i`` is
-``D_i = P diag(t_i) P^T``; leaving curve ``i`` out (penalty ``n lam`` and
-mean function held fixed) gives ``h_i^(-i) = P (R_i - t_i * g_i / (1 - e * t_i))``
-with ``g_i = (U Ntilde)_i - e * R_i``. The effective degrees of freedom are
-``tr(S) = sum_i sum_l t_il sum_p c_ip (P^T phi(theta_ip))_l^2``, the trace of the
-linear smoother from observed values to fitted values at observed points.
+For any grid of estimator parameters, each fit serves the whole lambda path; a closed-form
+:class:`~fdakpl.KPLRegressor` on responses with a common grid is scored without refitting
+(:func:`fdakpl.tuning.kfold_grid.kfold_labelled`, one eigendecomposition per fold), other estimators and
+grids fit in parallel processes with one BLAS thread each, with a progress bar.
 """
 
 from __future__ import annotations
@@ -23,189 +12,21 @@ import functools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
 import numpy as np
 
 from ..data.functional import Observations
-from ..data.integration import integration_weights
 from ..data.pairing import pair_long_with
 from ..data.preprocessing import prepare_response
-from ..data.scaling import power_of_two_scale
-from ..solvers.closed_form import RidgeDecomposition
-from ..utils.notices import silenced, warn
-from .kfold_grid import kfold_grid, kfold_labelled
+from ..utils.notices import silenced
+from .kfold_grid import kfold_labelled
 
-__all__ = ["DEFAULT_LAMBDAS", "PathCriteria", "centred_observations", "check_edge", "kfold_grid", "kfold_path",
-           "lambda_criteria", "ridge_path"]
-
-#: default lambda grid: 21 values, 0.4 decades apart (finer grids gave the same held-out error on DTI;
-#: benchmarks/results/tuning_grids.json)
-DEFAULT_LAMBDAS = np.geomspace(1e-8, 1.0, 21)
+__all__ = ["PARALLEL_MIN_SAMPLES", "kfold_path"]
 
 
-@dataclass
-class PathCriteria:
-    """Criteria along a lambda path (arrays aligned with ``lams``).
 
-    Attributes
-    ----------
-    lams : lambda values
-    train_mse : weighted training error ``1/n sum_i sum_p c_ip r_ip^2``
-    edf : effective degrees of freedom (trace of the smoother)
-    gcv : ``train_mse / (1 - edf / N)^2`` with ``N`` observed points
-    loo : exact leave-one-curve-out error, same weighting as ``train_mse`` (None if not computed)
-    n_points : ``N``
-    unit : the criteria ``train_mse``, ``gcv`` and ``loo`` are in units of ``unit`` (1 unless the responses are
-        so large or small that their squares would overflow or underflow; then a power of two near their squared
-        size, and the true values are ``unit`` times the stored ones)
-    """
-
-    lams: np.ndarray
-    train_mse: np.ndarray
-    edf: np.ndarray
-    gcv: np.ndarray
-    loo: np.ndarray | None
-    n_points: int
-    unit: float = 1.0
-
-    def best(self, criterion: str) -> tuple[int, float]:
-        """Index and value of the lambda minimising ``criterion`` ("gcv" or "loo")."""
-        vals = getattr(self, criterion)
-        if vals is None:
-            raise ValueError(f"{criterion} was not computed on this path")
-        i = int(np.nanargmin(vals))
-        return i, float(self.lams[i])
-
-
-def ridge_path(dec: RidgeDecomposition, phi_obs: np.ndarray, obs: Observations, weights: np.ndarray,
-               lams: Iterable[float], loo: bool = True) -> PathCriteria:
-    """Training error, edf, GCV and exact leave-one-curve-out error along a lambda path.
-
-    Parameters
-    ----------
-    dec : RidgeDecomposition
-        From :func:`fdakpl.solvers.closed_form.decompose` on the training data.
-    phi_obs : numpy.ndarray
-        Atoms at the observed points, ``(N, d)`` (or ``(m, d)`` on ``obs.grid``).
-    obs : Observations
-        The (centred) training responses that produced ``dec``.
-    weights : numpy.ndarray, shape (N,)
-        The integration weights ``c_ip`` used to compute the inner products.
-    lams : iterable of float
-    loo : bool
-        Also compute the leave-one-curve-out error (costs one more ``n^2 d``
-        product per lambda).
-
-    Returns
-    -------
-    PathCriteria
-
-    Examples
-    --------
-    >>> from fdakpl import KPLRegressor, Fourier
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(20, 2)); grid = np.linspace(0, 1, 15)
-    >>> Y = np.sin(np.outer(X[:, 0], grid)) + 0.1 * rng.normal(size=(20, 15))
-    >>> m = KPLRegressor(dictionary=Fourier(3), center=False).fit(X, Y, locations=grid)
-    >>> from fdakpl.data.integration import integration_weights
-    >>> obs = Observations.from_dense(Y, grid)
-    >>> w, _ = integration_weights(obs, (0.0, 1.0))
-    >>> crit = ridge_path(m.decomposition_, m.dictionary_.evaluate(grid), obs, w, [1e-4, 1e-2])
-    >>> crit.gcv.shape
-    (2,)
-    """
-    lams = np.asarray(list(lams), dtype=float)
-    if np.any(~np.isfinite(lams)) or np.any(lams <= 0):
-        raise ValueError("every lambda of the grid must be a finite number > 0")
-    if dec is None:
-        raise ValueError("no eigendecomposition to follow a lambda path: the estimator took the single-lambda route "
-                         "(KPLRegressor with solver='auto' and 500 or more curves); fit it with solver='eig'")
-    n = dec.n
-    P = dec.B_half @ dec.V  # (d, d)
-    phiP = phi_obs @ P
-    on_grid = obs.grid is not None and obs.grid_index is not None and phi_obs.shape[0] == obs.grid.size
-    pts_phiP = phiP[obs.grid_index] if on_grid else phiP  # (N, d)
-    # m_il = sum_p c_ip (P^T phi_ip)_l^2
-    import scipy.sparse as sp
-
-    S = sp.csr_matrix((weights, (obs.index, np.arange(obs.index.size))), shape=(n, obs.index.size))
-    Mdiag = np.asarray(S @ (pts_phiP**2))
-    UN = dec.U @ dec.Nt  # (n, d): rows P^T nu_i
-    Q = dec.U**2
-    QtM = Q.T @ Mdiag  # edf(lam) = sum_kl s_k / (s_k e_l + n lam) (Q^T M)_kl: O(nd) per lambda
-    # responses whose squares would overflow or underflow are divided by a power of two (exact) first
-    scale = power_of_two_scale(obs.value)
-    if 2.0 ** -250 < scale <= 2.0 ** 250:  # ordinary sizes: left as they are
-        scale = 1.0
-    if scale != 1.0:
-        UN = UN / scale
-    # lambdas are processed in blocks: each block costs a few large matrix products
-    y = obs.value / scale
-    idx = obs.index
-    n_, d = dec.Nt.shape
-    sNt = dec.s[:, None] * (dec.Nt / scale)
-    phiP_g = phiP.T.copy() if on_grid else None
-
-    def left_U(A: np.ndarray, Umat: np.ndarray) -> np.ndarray:
-        """``Umat @ A[l]`` for every l of a (L, n, d) stack, as one matrix product."""
-        L = A.shape[0]
-        return (Umat @ A.transpose(1, 0, 2).reshape(n_, L * d)).reshape(n_, L, d).transpose(1, 0, 2)
-
-    def at_points(R: np.ndarray) -> np.ndarray:
-        """Fitted values at the observed points for a (L, n, d) stack of rotated coefficients."""
-        if on_grid:
-            L = R.shape[0]
-            return (R.reshape(L * n_, d) @ phiP_g).reshape(L, n_, -1)[:, idx, obs.grid_index]
-        return np.stack([np.einsum("nd,nd->n", pts_phiP, Rl[idx]) for Rl in R])
-
-    out = {k: np.full(lams.size, np.nan) for k in ("train_mse", "edf", "loo")}
-    m_cols = phiP_g.shape[1] if on_grid else 1
-    block = max(1, int(2e7 // (n_ * max(d, m_cols))))  # bound the memory of the stacked products
-    for start in range(0, lams.size, block):
-        lam_b = lams[start:start + block]
-        denom = np.outer(dec.s, dec.e)[None] + n * lam_b[:, None, None]  # (L, n, d)
-        sd = dec.s[None, :, None] / denom
-        R = left_U(sNt[None] / denom, dec.U)
-        r = y[None] - at_points(R)
-        out["train_mse"][start:start + block] = np.sum(weights * r**2, axis=1) / n
-        out["edf"][start:start + block] = np.sum(sd * QtM[None], axis=(1, 2))
-        if loo:
-            T = left_U(sd, Q)
-            g = UN[None] - dec.e * R
-            r_loo = y[None] - at_points(R - T * g / (1.0 - dec.e * T))
-            out["loo"][start:start + block] = np.sum(weights * r_loo**2, axis=1) / n
-    N = obs.index.size
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gcv = out["train_mse"] / (1.0 - out["edf"] / N) ** 2
-    gcv = np.where(out["edf"] < N, gcv, np.inf)
-    with np.errstate(over="ignore", under="ignore"):  # the true unit may not be representable (inf or 0)
-        unit = float(np.float64(scale) ** 2)
-    return PathCriteria(lams, out["train_mse"], out["edf"], gcv, out["loo"] if loo else None, N, unit)
-
-
-def check_edge(lams: np.ndarray, index: int, criterion: str, stacklevel: int = 3) -> bool:
-    """Warn when the chosen lambda sits on the edge of its grid; return whether it does.
-
-    Examples
-    --------
-    >>> check_edge(np.array([1.0, 2.0, 3.0]), 1, "gcv")
-    False
-    """
-    if lams.size > 1 and index in (0, lams.size - 1):
-        side = "smallest" if lams[index] == lams.min() else "largest"
-        warn(
-            f"the {criterion.upper()}-chosen lambda {lams[index]:.3g} is the {side} value of its grid "
-            f"[{lams.min():.3g}, {lams.max():.3g}]; extend the grid (lam=np.geomspace(...))",
-            stacklevel=stacklevel,
-        )
-        return True
-    return False
-
-
-# ----------------------------------------------------------------------------- K-fold CV
 def _param_grid(grid: Mapping[str, Sequence[Any]] | None) -> list[dict[str, Any]]:
     if not grid:
         return [{}]
@@ -264,7 +85,7 @@ def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, A
         from ..data.preprocessing import prepare_inputs
 
         Xv, Xw, _, _ = prepare_inputs(Xte, interpolate=est.interpolate_inputs, spec=est.input_spec_)
-        Kn = est._kernel()(Xv, est.X_fit_, Xw)
+        Kn = est.kernel_(Xv, est.X_fit_, Xw)
         scores = np.empty(lams.size)
         w_te = _test_weights(obs_te)
         for j, lam in enumerate(lams):
@@ -280,7 +101,6 @@ def _fold_scores(estimator: Any, params: dict[str, Any], fold: tuple[Any, Any, A
 
 
 def _test_obs(est: Any, Y: Any) -> tuple[Observations, Any]:
-    from ..data.preprocessing import prepare_response
 
     info = est.response_info_
     loc = info.grid if info.kind in {"array", "vector"} else None
@@ -464,36 +284,3 @@ def _subset(data: Any, rows: np.ndarray) -> Any:
         sub.attrs = {**data.attrs, "samples": list(keep)}
         return sub
     return np.asarray(data)[rows]
-
-
-def centred_observations(est: Any, Y: Any) -> tuple[Observations, np.ndarray, np.ndarray]:
-    """The training responses of a fitted estimator as it fitted them: centred observations,
-    integration weights and the atoms on the response grid.
-
-    The estimator is read through its fitted attributes (``response_info_``, ``mean_``,
-    ``integration_``, ``dictionary_``), with the mean function held fixed.
-
-    Examples
-    --------
-    >>> from fdakpl import Fourier, KPLRegressor
-    >>> Y = np.sin(np.outer(np.arange(1.0, 6.0), np.linspace(0, 1, 8)))
-    >>> m = KPLRegressor(dictionary=Fourier(1)).fit(np.arange(5.0)[:, None], Y)
-    >>> obs, w, phi = centred_observations(m, Y)
-    >>> obs.index.size, w.shape, phi.shape
-    (40, (40,), (8, 3))
-    """
-    obs, info = prepare_response(Y, None, est.response_info_.domain)
-    if est.mean_ is not None:
-        obs = obs.with_values(obs.value - est.mean_(obs.location))
-    w, _ = integration_weights(obs, info.domain, est.integration_)
-    return obs, w, est.dictionary_.evaluate(obs.grid)
-
-
-def lambda_criteria(est: Any, Y: Any, grid: np.ndarray, loo: bool = True) -> PathCriteria:
-    """GCV / LOO / edf along ``grid`` from a fitted closed-form estimator and its training responses ``Y``.
-
-    The estimator is read through its fitted attributes (``response_info_``, ``mean_``, ``integration_``,
-    ``dictionary_``, ``decomposition_``), with the mean function held fixed.
-    """
-    obs, w, phi = centred_observations(est, Y)
-    return ridge_path(est.decomposition_, phi, obs, w, grid, loo=loo)

@@ -1,0 +1,285 @@
+"""``KPLProblem``: the prepared, validated training data of a KPL fit, built once at the edge.
+
+Everything a KPL fit needs that does not depend on the input kernel, the output matrix ``B`` or lambda:
+the kernel inputs per term (finite float arrays, with the quadrature weights of curve inputs), the
+responses as observed points, the loss at the responses' scale, the centring (mean function), the fitted
+dictionary with its Gram matrix, the integration weights of the observed points, the atoms at those
+points and the projections ``nu_i = sum_p c_ip y_ip phi(theta_ip)`` of the centred responses. Tuning
+tries many kernels and ``B`` on one problem (:class:`fdakpl.ridge.path.RidgePath`); estimators fit on it
+without preparing the data again.
+
+The problem is immutable: its arrays are not written to (the kernel inputs are the problem's own copies,
+never views of the caller's data), so it can be shared by every candidate fit, the fitted estimator and
+its results.
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(20, 2)); grid = np.linspace(0, 1, 15)
+>>> Y = np.sin(np.outer(X[:, 0], grid))
+>>> problem = prepare_problem(X, Y, grid, dictionary="fourier")
+>>> problem.n, problem.d, problem.integration
+(20, 21, 'quadrature')
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..data.functional import Observations
+from ..data.integration import integration_weights
+from ..data.pairing import pair_long
+from ..data.preprocessing import (
+    InputSpec,
+    MeanFunction,
+    ResponseInfo,
+    center_responses,
+    check_same_samples,
+    n_samples_of,
+    prepare_inputs,
+    prepare_response,
+    response_scale,
+)
+from ..dictionaries import Dictionary, output_dictionary
+from ..kernels import Identity, Kernel, check_spd, make_output_matrix
+from ..losses import GroundLoss, is_square, make_loss
+from ..solvers.closed_form import project_observations
+from ..utils.notices import warn
+from .quadratics import CurveQuadratics, curve_quadratics
+
+__all__ = ["KPLProblem", "prepare_problem", "refit_problem", "unsupported_atoms_message"]
+
+
+def unsupported_atoms_message(rank: int, q: int) -> str:
+    """The warning when the dictionary spans more dimensions than there are observed locations.
+
+    Examples
+    --------
+    >>> unsupported_atoms_message(5, 3).startswith("the dictionary spans 5 dimensions")
+    True
+    """
+    return (f"the dictionary spans {rank} dimensions but the responses are observed at only {q} distinct "
+            "locations: the extra atoms are not identifiable from the data and only the penalty fixes "
+            "them; use fewer atoms (a smaller n_freqs, level or n_atoms)")
+
+
+@dataclass(frozen=True, eq=False)
+class KPLProblem:
+    """The training data of a KPL fit, prepared once (see the module docstring).
+
+    Build it with :func:`prepare_problem`.
+
+    Attributes
+    ----------
+    inputs : numpy.ndarray or dict of numpy.ndarray
+        Kernel inputs (one array, or one per formula term), finite floats; the problem's own copies.
+    input_weights : numpy.ndarray, dict or None
+        Quadrature weights of curve inputs (per term), None for vectors.
+    input_spec : InputSpec
+        What the inputs looked like (to check and convert new inputs alike).
+    input_labels : numpy.ndarray or None
+        Sample labels of the inputs.
+    obs : Observations
+        The training responses as observed points.
+    info : ResponseInfo
+        Their labels, grid and domain.
+    loss : GroundLoss
+        The loss, at the responses' scale when its parameter is relative.
+    response_scale : float or None
+        The robust scale of the responses (losses with a relative parameter), else None.
+    mean : MeanFunction or None
+        The centre of the responses (None without centring).
+    centred : Observations
+        The responses minus ``mean``.
+    dictionary : Dictionary
+        The fitted dictionary.
+    gram : numpy.ndarray, shape (d, d)
+        Its Gram matrix.
+    weights : numpy.ndarray, shape (N,)
+        Integration weights ``c_ip`` of the observed points.
+    integration : str
+        ``"quadrature"`` or ``"plugin"``.
+    phi : numpy.ndarray
+        The atoms on the common grid ``(m, d)``, or at the observed points ``(N, d)``.
+    nu : numpy.ndarray, shape (n, d)
+        Projections of the centred responses on the atoms.
+    """
+
+    inputs: Any
+    input_weights: Any
+    input_spec: InputSpec
+    input_labels: np.ndarray | None
+    obs: Observations
+    info: ResponseInfo
+    loss: GroundLoss
+    response_scale: float | None
+    mean: MeanFunction | None
+    centred: Observations
+    dictionary: Dictionary
+    gram: np.ndarray
+    weights: np.ndarray
+    integration: str
+    phi: np.ndarray
+    nu: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of training curves."""
+        return self.obs.n_samples
+
+    @property
+    def d(self) -> int:
+        """Number of atoms."""
+        return int(self.gram.shape[0])
+
+    @property
+    def n_points(self) -> int:
+        """Number of observed response points ``N``."""
+        return int(self.obs.index.size)
+
+    @functools.cached_property
+    def quadratics(self) -> CurveQuadratics:
+        """Per-curve quadratic forms of the weighted squared error (computed once, on first use)."""
+        return curve_quadratics(self.centred, self.phi, self.weights)
+
+    def kernel_matrix(self, kernel: Kernel) -> np.ndarray:
+        """The ``n x n`` training kernel matrix of ``kernel`` on the problem's inputs.
+
+        Examples
+        --------
+        >>> from fdakpl.kernels import Gaussian
+        >>> p = prepare_problem(np.arange(4.0)[:, None], np.ones((4, 3)))
+        >>> p.kernel_matrix(Gaussian(1.0)).shape
+        (4, 4)
+        """
+        return kernel.checked_matrix(self.inputs, None, self.input_weights)
+
+    def output_matrix(self, spec: Any) -> tuple[np.ndarray, bool]:
+        """``B`` for an ``output_matrix`` parameter (None, a number ``b``, a matrix or an ``OutputMatrix``) on
+        the problem's atoms, checked, and whether it is the identity.
+
+        Examples
+        --------
+        >>> p = prepare_problem(np.arange(4.0)[:, None], np.ones((4, 3)), dictionary="fourier")
+        >>> B, identity = p.output_matrix(None)
+        >>> B.shape, identity
+        ((21, 21), True)
+        """
+        out = make_output_matrix(spec)
+        if isinstance(out, Identity):
+            return np.eye(self.d), True
+        return check_spd(out.matrix(self.dictionary.scales_), "output_matrix"), False
+
+
+def prepare_problem(X: Any, Y: Any, locations: Any = None, *, dictionary: str | Dictionary = "auto",
+                    center: bool = True, loss: Any = "square", integration: str = "auto", domain: Any = None,
+                    interpolate_inputs: bool = False, who: str = "KPL") -> KPLProblem:
+    """Validate training data once and prepare everything a KPL fit needs (a :class:`KPLProblem`).
+
+    Parameters
+    ----------
+    X : array-like, DataArray or mapping of terms
+        Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`); validated here.
+    Y : DataArray, array or long DataFrame
+        Responses, NaN = not observed (see :func:`~fdakpl.data.preprocessing.prepare_response`); the curves
+        of a long DataFrame are paired with ``X``'s samples by label (:func:`~fdakpl.data.pairing.pair_long`).
+    locations : array-like, optional
+        Locations of the columns of an array ``Y``.
+    dictionary : str or Dictionary
+        The output dictionary (``"auto"``: :func:`~fdakpl.dictionaries.output_dictionary`); fitted here.
+    center : bool
+        Centre the responses with their training centre.
+    loss : str or GroundLoss
+        The ground loss (its relative parameters are set at the responses' scale, and a robust loss gets a
+        robust centre).
+    integration : {"auto", "quadrature", "plugin"}
+        How inner products with the atoms are estimated (:func:`~fdakpl.data.integration.integration_weights`).
+    domain : (float, float), optional
+        Domain of the response curves.
+    interpolate_inputs : bool
+        Fill NaN in input curves by linear interpolation.
+    who : str
+        Who asks (named in the message when ``X`` and ``Y`` describe different samples).
+
+    Returns
+    -------
+    KPLProblem
+
+    Examples
+    --------
+    >>> p = prepare_problem(np.arange(5.0)[:, None], np.outer(np.arange(5.0), np.ones(4)), center=False)
+    >>> p.nu.shape, p.mean is None  # 4 response points: the default dictionary is the 4 hat functions on them
+    ((5, 4), True)
+    """
+    Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=interpolate_inputs)
+    Y = pair_long(Y, n_samples_of(Xv), x_labels)  # long-form curves in the order of X's samples, by label
+    obs, info = prepare_response(Y, locations, domain)
+    check_same_samples(n_samples_of(Xv), x_labels, obs.n_samples, info.labels, who)
+    return _problem(_own(Xv), Xw, spec, x_labels, obs, info, dictionary, center, loss, integration)
+
+
+def refit_problem(problem: KPLProblem, *, dictionary: str | Dictionary | None = None, center: bool | None = None,
+                  loss: Any = None, integration: str | None = None) -> KPLProblem:
+    """The same validated data prepared with other options (a robust loss's centre, another dictionary).
+
+    Nothing is checked or converted again: the inputs and observations are the problem's own.
+
+    Examples
+    --------
+    >>> p = prepare_problem(np.arange(5.0)[:, None], np.outer(np.arange(5.0), np.ones(4)), dictionary="fourier")
+    >>> q = refit_problem(p, loss="logcosh")
+    >>> q.inputs is p.inputs, q.loss.name
+    (True, 'logcosh')
+    """
+    return _problem(problem.inputs, problem.input_weights, problem.input_spec, problem.input_labels, problem.obs,
+                    problem.info, problem.dictionary.unfitted_copy() if dictionary is None else dictionary,
+                    problem.mean is not None if center is None else center,
+                    problem.loss if loss is None else loss,
+                    problem.integration if integration is None else integration)
+
+
+def _problem(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs: Observations, info: ResponseInfo,
+             dictionary: str | Dictionary, center: bool, loss: Any, integration: str) -> KPLProblem:
+    dom = info.domain
+    loss_obj = make_loss(loss)
+    scale = response_scale(obs, dom) if loss_obj.relative else None
+    loss_obj = loss_obj if scale is None else loss_obj.at_scale(scale)
+    mean, centred = center_responses(obs, dom, center, None if is_square(loss_obj) else loss_obj.derivative)
+    dic = output_dictionary(dictionary, centred.location).fit(centred, domain=dom)
+    G = dic.gram()
+    _warn_unsupported_atoms(obs, dic)
+    weights, mode = integration_weights(centred, dom, integration)
+    phi = dic.evaluate(centred.grid if centred.grid is not None else centred.location)
+    nu = project_observations(centred, phi, weights)
+    return KPLProblem(Xv, Xw, spec, x_labels, obs, info, loss_obj, scale, mean, centred, dic, G, weights, mode, phi, nu)
+
+
+def _warn_unsupported_atoms(obs: Observations, dic: Dictionary) -> None:
+    d = dic.n_atoms_
+    if d <= int(obs.counts.max()):  # one curve alone is seen at d locations or more (counts cached by obs)
+        return
+    if obs.grid is not None and obs.grid_index is not None:
+        q = int(np.count_nonzero(np.bincount(obs.grid_index, minlength=obs.grid.size)))
+    else:
+        q = np.unique(obs.location).size
+    if d <= q:  # the rank cannot exceed d
+        return
+    # rank of G from its cached eigenvalues (G is symmetric: singular values = |eigenvalues|)
+    ev = np.abs(dic.scaled_gram_eigh()[0])
+    rank = int(np.count_nonzero(ev > 1e-10 * max(float(np.abs(dic.gram()).max()), 1e-300) * d))
+    if rank > q:
+        warn(unsupported_atoms_message(rank, q), stacklevel=3)
+
+
+def _own(x: Any) -> Any:
+    """A copy of kernel inputs (arrays, or a mapping of arrays per term) that shares no memory with the caller's."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, dict):
+        return {k: _own(v) for k, v in x.items()}
+    return x
