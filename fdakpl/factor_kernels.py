@@ -59,7 +59,7 @@ __all__ = ["Categorical", "indicators"]
 
 
 def indicators(codes: Any, n_levels: int) -> np.ndarray:
-    """Indicator rows ``(n, n_levels)`` of integer level codes ``0 .. n_levels - 1``.
+    """Indicator rows ``(n, n_levels)`` of integer level codes (from 0 to ``n_levels - 1``).
 
     Examples
     --------
