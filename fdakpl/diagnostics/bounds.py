@@ -523,14 +523,23 @@ def representation_error(phi_points: np.ndarray, obs: Any, weights: np.ndarray, 
         rows = np.sort(np.random.default_rng(random_state).choice(n, max_curves, replace=False))
     starts = np.searchsorted(obs.index, np.arange(n + 1))
     out = np.empty(rows.size)
-    for k, i in enumerate(rows):
-        sl = slice(starts[i], starts[i + 1])
-        sw = np.sqrt(weights[sl])
-        y = obs.value[sl] * sw
-        A = phi_points[sl] * sw[:, None]
-        z = np.linalg.lstsq(A, y, rcond=1e-10)[0]
-        tot = float(y @ y)
-        out[k] = float(np.sum((y - A @ z) ** 2)) / tot if tot > 0 else 0.0
+    d = phi_points.shape[1]
+    for lo in range(0, rows.size, 64):  # curves in chunks: the normal equations of each, solved together
+        chunk = rows[lo:lo + 64]
+        M = np.zeros((chunk.size, d, d))
+        b = np.zeros((chunk.size, d))
+        yy = np.zeros(chunk.size)
+        for k, i in enumerate(chunk):
+            sl = slice(starts[i], starts[i + 1])
+            A = phi_points[sl] * weights[sl, None]
+            M[k] = A.T @ phi_points[sl]
+            b[k] = A.T @ obs.value[sl]
+            yy[k] = float(np.sum(weights[sl] * obs.value[sl] ** 2))
+        # minimum-norm least squares through the pseudo-inverse of each (symmetric) normal matrix; the error
+        # at the optimum is yy - b^T z
+        z = np.einsum("kde,ke->kd", np.linalg.pinv(M, rcond=1e-14, hermitian=True), b)
+        err = yy - np.einsum("kd,kd->k", b, z)
+        out[lo:lo + chunk.size] = np.where(yy > 0, err / np.where(yy > 0, yy, 1.0), 0.0)
     return np.clip(out, 0.0, None)
 
 

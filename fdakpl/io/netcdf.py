@@ -313,6 +313,7 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
     name = class_name(obj)
     if name == "fdakpl.FunctionalRegressionResults":
         kind, root = KIND_RESULTS, "model"
+        getattr(obj, "criteria", None)  # the lambda path's criteria, computed on first use: stored with the model
     elif name in {"fdakpl.KPLRegressor", "fdakpl.ApproxKPLRegressor"}:
         if "dual_coef_" not in vars(obj) and "coef_" not in vars(obj):
             raise ValueError(f"this {type(obj).__name__} is not fitted; call fit(X, Y) before save")

@@ -476,8 +476,6 @@ class FunctionalRegression:
             lam = fit["chosen"] = result.lam
             fit["tuning"] = result
             kernel = path.kernel
-            if not fixed:
-                fit["criteria"] = path.criteria(grid, groups=groups)
         if solver == "eig":  # square loss (routing): the path tuning chose is the fit
             est = self._estimator(kernel, "eig" if path is not None else self.solver, lam, dictionary=dictionary,
                                   output_matrix=output_matrix)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 from typing import Any
 
@@ -79,7 +80,8 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         self.lam = float(lam)
         self.criterion = criterion
         self.lam_grid = lam_grid
-        self.criteria = criteria
+        if criteria is not None:  # computed by the fit (the exact partial route); else on first use
+            self.__dict__["criteria"] = criteria
         self.tuning = tuning
         self.cv_result = cv_result
         self.lam_on_edge = lam_on_edge
@@ -89,11 +91,28 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         self.path = path
         self._cache: dict[str, Any] = {}
         # what the summary shows, computed once here from the fit (no decomposition: the path's eigenvalues)
-        at = None if path is None else path.criteria(np.array([self.lam]))
-        self._cache["at_lam"] = at
+        at = None if path is None else path.errors(np.array([self.lam]), loo=False)
         self.edf = float(at.edf[0]) if at is not None else float(getattr(estimator, "edf_", np.nan))
         self.condition_numbers = _condition_numbers(estimator, path, self.lam)
         self.rkhs_norm = _rkhs_norm(estimator)
+
+    @functools.cached_property
+    def criteria(self) -> Any:
+        """Training error, edf, GCV and leave-one-curve-out (and leave-one-group-out) along the lambda grid at the
+        chosen kernel and ``B`` (a :class:`~fdakpl.ridge.path.PathCriteria`; computed from the fit's path on first
+        use, and saved with the model); None for a fixed lambda, K-fold CV and the approximate solver.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.criteria.loo.shape == res.lam_grid.shape
+        True
+        """
+        if self.path is None or self.lam_grid is None or not getattr(self.criterion, "closed_form", False):
+            return None
+        return self.path.criteria(self.lam_grid, groups=getattr(self.criterion, "labels", None))
 
     def training_path(self) -> Any:
         """The closed-form ridge path of the fit (its decompositions answer every lambda), or None.
@@ -212,7 +231,19 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     @property
     def resid(self) -> xr.DataArray:
         """Residuals ``y - fitted`` (NaN where the response is unobserved)."""
-        return (self.response - self.fitted).rename(f"{self.model.parsed.response}_resid")
+        Y = self.response
+        return Y.copy(data=self._resid_values()).rename(f"{self.model.parsed.response}_resid")
+
+    def _resid_values(self) -> np.ndarray:
+        """The residual values (sample x location, computed once: the summary's statistics read them)."""
+        if "resid" not in self._cache:
+            fitted = self._cache.get("fitted")
+            if fitted is None:
+                fitted = self._cache["fitted"] = self.predict()
+            values = np.asarray(self.response.values, dtype=float) - fitted.values
+            values.flags.writeable = False
+            self._cache["resid"] = values
+        return self._cache["resid"]
 
     @property
     def coef(self) -> xr.DataArray:
@@ -253,7 +284,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     @property
     def train_mse(self) -> float:
         """Training MSE: mean over curves of the mean squared residual over observed points."""
-        r = self.resid.values
+        r = self._resid_values()
         return float(np.mean(np.nanmean(r**2, axis=1)))
 
     @property
@@ -270,7 +301,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
 
         obs = self.observations()
         mean = MeanFunction(obs, self.estimator.response_info_.domain)(obs.location)
-        dev, r = _unit_scale(obs.value - mean, self.resid.values, reference=obs.value)
+        dev, r = _unit_scale(obs.value - mean, self._resid_values(), reference=obs.value)
         tot = float(np.sum(dev ** 2))
         res = float(np.nansum(r ** 2))
         if not tot > 0:
@@ -280,7 +311,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     @property
     def r2_pointwise(self) -> xr.DataArray:
         """Pointwise R^2(theta) over the curves observed at each location."""
-        Y, r = _unit_scale(self.response.values, self.resid.values)
+        Y, r = _unit_scale(self.response.values, self._resid_values())
         with np.errstate(invalid="ignore", divide="ignore"):
             tot = np.nansum((Y - np.nanmean(Y, axis=0)) ** 2, axis=0)
             vals = 1.0 - np.nansum(r**2, axis=0) / tot

@@ -182,14 +182,19 @@ def _criterion_score(res: Any) -> tuple[str, float] | None:
     if key == "cv" and res.cv_result is not None:
         i, j = res.cv_result["best_index"]
         return "CV score", float(res.cv_result["scores"][i, j])
+    if key not in {"gcv", "loo", "group_loo"}:
+        return None
+    name = {"gcv": "GCV score", "loo": "LOO score", "group_loo": "Leave-group-out score"}[key]
+    tun = res.tuning
+    if tun is not None and tun.criterion == key:  # the table the choice was made from
+        return name, tun.score
     crit = res.criteria
-    if crit is None or key not in {"gcv", "loo", "group_loo"}:
+    if crit is None:
         return None
     values = getattr(crit, key, None)
     if values is None:
         return None
     i = int(np.argmin(np.abs(np.asarray(crit.lams) - res.lam)))
-    name = {"gcv": "GCV score", "loo": "LOO score", "group_loo": "Leave-group-out score"}[key]
     return name, float(values[i])
 
 

@@ -34,7 +34,7 @@ from ..kernels import Kernel
 from ..solvers.closed_form import RidgeDecomposition, decompose, ridge_coef, sym_sqrt
 from ..utils.saved import saved
 from .problem import KPLProblem
-from .quadratics import PathErrors, group_indices, group_loo_errors, path_errors
+from .quadratics import PathErrors, RotatedQuadratics, group_indices, group_loo_errors, path_errors
 
 __all__ = ["PathCriteria", "RidgePath"]
 
@@ -155,14 +155,13 @@ class RidgePath:
         return ridge_coef(self.decomposition, lam, times_B=times_B)
 
     @functools.cached_property
-    def _rotated(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _rotated(self) -> tuple[np.ndarray, RotatedQuadratics, np.ndarray]:
         """``N P`` (in the quadratics' units), ``P^T M_i P`` and ``yy`` of the problem's quadratic forms."""
         dec, q = self.decomposition, self.problem.quadratics
-        P = dec.B_half @ dec.V
         NP = dec.U @ dec.Nt
         if q.unit != 1.0:
             NP = NP / q.unit
-        return NP, q.rotated(P), q.yy
+        return NP, self.problem.rotated_quadratics(dec.B_half @ dec.V), q.yy
 
     def in_units(self, values: np.ndarray) -> np.ndarray:
         """Errors in the quadratic forms' units, back in the responses' units (``inf`` or 0 when the true values
@@ -173,7 +172,7 @@ class RidgePath:
         with np.errstate(over="ignore", under="ignore"):  # the true values may not be representable
             return values * np.float64(unit) ** 2
 
-    def errors(self, lams: Any, loo: bool = True, in_units: bool = True) -> PathErrors:
+    def errors(self, lams: Any, loo: bool = True, in_units: bool = True, train: bool = True) -> PathErrors:
         """Training error, edf and leave-one-curve-out error at every lambda (in the responses' units; with
         ``in_units=False`` in those of the quadratic forms, which neither overflow nor underflow at extreme
         response sizes: what a criterion compares).
@@ -190,7 +189,7 @@ class RidgePath:
         lams = _lams(lams)
         dec = self.decomposition
         NP, Mrot, yy = self._rotated
-        out = path_errors(dec.s, dec.U, dec.e, NP, Mrot, yy, lams, loo=loo)
+        out = path_errors(dec.s, dec.U, dec.e, NP, Mrot, yy, lams, loo=loo, train=train)
         if not in_units:
             return out
         return PathErrors(self.in_units(out.train), out.edf, None if out.loo is None else self.in_units(out.loo))
@@ -201,7 +200,7 @@ class RidgePath:
         lams = _lams(lams)
         idx = None if groups is None else group_indices(groups)
         if idx is None:
-            out = self.errors(lams, in_units=in_units).loo
+            out = self.errors(lams, in_units=in_units, train=False).loo
             assert out is not None
             return out
         dec = self.decomposition

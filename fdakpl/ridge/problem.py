@@ -50,7 +50,7 @@ from ..kernels import Identity, Kernel, check_spd, make_output_matrix
 from ..losses import GroundLoss, is_square, make_loss
 from ..solvers.closed_form import project_observations
 from ..utils.notices import warn
-from .quadratics import CurveQuadratics, curve_quadratics
+from .quadratics import CurveQuadratics, RotatedQuadratics, curve_quadratics
 
 __all__ = ["KPLProblem", "prepare_problem", "refit_problem", "unsupported_atoms_message"]
 
@@ -146,6 +146,28 @@ class KPLProblem:
     def quadratics(self) -> CurveQuadratics:
         """Per-curve quadratic forms of the weighted squared error (computed once, on first use)."""
         return curve_quadratics(self.centred, self.phi, self.weights)
+
+    @functools.cached_property
+    def _rotated_cache(self) -> dict[bytes, RotatedQuadratics]:
+        return {}
+
+    def rotated_quadratics(self, P: np.ndarray) -> RotatedQuadratics:
+        """:meth:`CurveQuadratics.rotated` for ``P = B^{1/2} V``, kept for the next path with the same ``B``
+        (tuning tries every width with each ``B``; the forms do not depend on the kernel).
+
+        Examples
+        --------
+        >>> p = prepare_problem(np.arange(4.0)[:, None], np.ones((4, 3)))
+        >>> p.rotated_quadratics(np.eye(3)) is p.rotated_quadratics(np.eye(3))
+        True
+        """
+        key = np.ascontiguousarray(P).tobytes()
+        cache = self._rotated_cache
+        if key not in cache:
+            if len(cache) >= 8:
+                cache.pop(next(iter(cache)))
+            cache[key] = self.quadratics.rotated(P)
+        return cache[key]
 
     def kernel_matrix(self, kernel: Kernel) -> np.ndarray:
         """The ``n x n`` training kernel matrix of ``kernel`` on the problem's inputs.

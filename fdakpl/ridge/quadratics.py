@@ -92,6 +92,10 @@ class CurveQuadratics:
             return RotatedQuadratics(n, np.broadcast_to(np.diagonal(Mrot), (n, Mrot.shape[0])), Mrot=Mrot)
         F = self.phi @ P
         if self.W is not None:
+            m, d = F.shape
+            if d * d <= m * d and n * d * d <= 2**24:  # few atoms: the n matrices P^T M_i P are the cheaper route
+                Mrot = (self.W @ (F[:, :, None] * F[:, None, :]).reshape(m, d * d)).reshape(n, d, d)
+                return RotatedQuadratics(n, np.diagonal(Mrot, axis1=1, axis2=2), Mrot=Mrot)
             return RotatedQuadratics(n, self.W @ F**2, W=self.W, F=F)
         assert self.index is not None and self.weights is not None
         diag = np.zeros((n, F.shape[1]))
@@ -109,8 +113,9 @@ class RotatedQuadratics:
     diag : numpy.ndarray, shape (n, d)
         ``diag(P^T M_i P)`` per curve (what the effective degrees of freedom need).
     Mrot : numpy.ndarray or None
-        The shared ``P^T M P``; else the forms go through ``F = phi P`` at the grid (``W``) or at the points
-        (``index``, ``weights``).
+        The shared ``P^T M P`` (``d x d``) or one per curve (``n x d x d``, when the atoms are fewer than the grid
+        points); else the forms go through ``F = phi P`` at the grid (``W``) or at the points (``index``,
+        ``weights``).
     """
 
     n: int
@@ -124,7 +129,10 @@ class RotatedQuadratics:
     def quad(self, C: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """``C_il^T (P^T M_i P) C_il`` for a stack ``C`` of shape ``(k, L, d)`` (curves ``rows``, default all)."""
         if self.Mrot is not None:
-            return np.einsum("nld,nld->nl", C @ self.Mrot, C)
+            if self.Mrot.ndim == 2:
+                return np.einsum("nld,nld->nl", C @ self.Mrot, C)
+            M = self.Mrot if rows is None else self.Mrot[rows]
+            return np.einsum("nld,nld->nl", np.matmul(C, M), C)
         assert self.F is not None
         G = C @ self.F.T  # (k, L, m) on the grid, (k, L, N) at every point
         if self.W is not None:
@@ -190,7 +198,7 @@ class PathErrors:
 
 
 def path_errors(s: np.ndarray, U: np.ndarray, e: np.ndarray, NP: np.ndarray, Mrot: RotatedQuadratics,
-                yy: np.ndarray, lams: np.ndarray, loo: bool = True) -> PathErrors:
+                yy: np.ndarray, lams: np.ndarray, loo: bool = True, train: bool = True) -> PathErrors:
     """Training error, edf and exact leave-one-curve-out error at every lambda (see the module notes).
 
     Parameters
@@ -205,7 +213,8 @@ def path_errors(s: np.ndarray, U: np.ndarray, e: np.ndarray, NP: np.ndarray, Mro
         The quadratic forms ``P^T M_i P`` (:meth:`CurveQuadratics.rotated`).
     yy : numpy.ndarray, shape (n,)
     lams : numpy.ndarray
-    loo : bool
+    loo, train : bool
+        Compute the leave-one-curve-out error, the training error and edf (a criterion needs only one of them).
 
     Returns
     -------
@@ -223,7 +232,8 @@ def path_errors(s: np.ndarray, U: np.ndarray, e: np.ndarray, NP: np.ndarray, Mro
     n, d = NP.shape
     Q = U**2
     UtNP = U.T @ NP
-    train, edf = np.empty(lams.size), np.empty(lams.size)
+    out_train = np.full(lams.size, np.nan)
+    edf = np.full(lams.size, np.nan)
     out_loo = np.empty(lams.size) if loo else None
     block = max(1, int(4e6 // (n * n + n * d)))
     for start in range(0, lams.size, block):
@@ -233,9 +243,10 @@ def path_errors(s: np.ndarray, U: np.ndarray, e: np.ndarray, NP: np.ndarray, Mro
         np.divide(s[:, None, None], sd, out=sd)  # s_k / (s_k e_l + n lam)
         R = (U @ (sd * UtNP[:, None, :]).reshape(n, L * d)).reshape(n, L, d)
         T = (Q @ sd.reshape(n, L * d)).reshape(n, L, d)
-        lin = np.einsum("nld,nd->nl", R, NP)
-        train[start:start + block] = np.mean(yy[:, None] - 2.0 * lin + Mrot.quad(R), axis=0)
-        edf[start:start + block] = np.einsum("nld,nd->l", T, Mrot.diag)
+        if train:
+            lin = np.einsum("nld,nd->nl", R, NP)
+            out_train[start:start + block] = np.mean(yy[:, None] - 2.0 * lin + Mrot.quad(R), axis=0)
+            edf[start:start + block] = np.einsum("nld,nd->l", T, Mrot.diag)
         if out_loo is None:
             continue
         C = NP[:, None, :] - e * R  # g
@@ -246,7 +257,7 @@ def path_errors(s: np.ndarray, U: np.ndarray, e: np.ndarray, NP: np.ndarray, Mro
         np.subtract(R, C, out=C)  # R - t g / (1 - e t): the left-out fits
         lin = np.einsum("nld,nd->nl", C, NP)
         out_loo[start:start + block] = np.mean(yy[:, None] - 2.0 * lin + Mrot.quad(C), axis=0)
-    return PathErrors(train, edf, out_loo)
+    return PathErrors(out_train, edf, out_loo)
 
 
 def group_indices(groups: Sequence) -> list[np.ndarray] | None:
