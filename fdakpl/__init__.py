@@ -23,6 +23,7 @@ from .diagnostics.bounds import excess_risk_bound
 from .dictionaries import FPCA, BSpline, Fourier, PiecewiseLinear, Wavelet
 from .estimators.approx import ApproxKPLRegressor, Nystroem, RandomFourierFeatures
 from .estimators.kpl import KPLRegressor
+from .factor_kernels import Categorical
 from .io.persist import load, save
 from .kernels import Gaussian, IntegralGaussian, Laplace, Linear, Product, SmoothedLinear, Sum
 from .losses import Huber, LogCosh, PseudoHuber, Square
@@ -33,6 +34,7 @@ __all__ = [
     "FPCA",
     "ApproxKPLRegressor",
     "BSpline",
+    "Categorical",
     "Fourier",
     "FunctionalRegression",
     "FunctionalRegressionResults",

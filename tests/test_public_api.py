@@ -13,8 +13,9 @@ from fdakpl.solvers.iterative import kpl_iterative_path
 from fdakpl.tuning.kfold import kfold_path
 
 TOP_LEVEL = [
-    "FPCA", "ApproxKPLRegressor", "BSpline", "Fourier", "FunctionalRegression", "FunctionalRegressionResults",
-    "Gaussian", "Huber", "IntegralGaussian", "KPLRegressor", "Laplace", "Linear", "LogCosh", "Nystroem",
+    "FPCA", "ApproxKPLRegressor", "BSpline", "Categorical", "Fourier", "FunctionalRegression",
+    "FunctionalRegressionResults", "Gaussian", "Huber", "IntegralGaussian", "KPLRegressor", "Laplace", "Linear",
+    "LogCosh", "Nystroem",
     "PiecewiseLinear", "Product", "PseudoHuber", "RandomFourierFeatures", "SmoothedLinear", "Square", "Sum",
     "Wavelet", "__version__", "baselines", "datasets", "dictionaries", "excess_risk_bound", "kernels", "load",
     "losses", "save", "solvers",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from fdakpl import FunctionalRegression, Gaussian, KPLRegressor, Laplace, Product, Wavelet, datasets
+from fdakpl import Categorical, FunctionalRegression, Gaussian, KPLRegressor, Laplace, Product, Wavelet, datasets
 from fdakpl.kernels import ScaleDecay
 
 
@@ -89,17 +89,19 @@ def test_fully_observed_routes_to_closed_form_ridge(rng):
 
 def test_scalar_design_and_kernels(rng):
     ds = _toy(rng)
-    res = FunctionalRegression("y ~ x + C(sex) + age", ds, kernels={"x": Gaussian(0.3), "scalars": Laplace(2.0)},
+    res = FunctionalRegression("y ~ x + C(sex) + age", ds, kernels={"x": Gaussian(0.3), "scalars": Laplace(2.0),
+                                                                    "C(sex)": Categorical(0.7)},
                                lam=1e-3, progress=False).fit()
     X = res.model.parsed.inputs(ds)
     design = X["scalars"]
-    assert design.shape == (60, 3)  # C(sex)[f], C(sex)[m], age -- standardised
-    np.testing.assert_allclose(design.mean(0), 0, atol=1e-12)
-    np.testing.assert_allclose(design.std(0), 1, atol=1e-12)
+    assert design.shape == (60, 1)  # age, standardised; C(sex) is a term of its own (a kernel on the factor)
+    np.testing.assert_allclose(design[:, 0], (ds.age.values - ds.age.values.mean()) / ds.age.values.std(), atol=1e-12)
+    np.testing.assert_array_equal(X["C(sex)"], np.column_stack([ds.sex.values == "f", ds.sex.values == "m"]))
     from fdakpl.data.functional import quadrature_weights
 
     w = quadrature_weights(ds.s.values)
-    K = Gaussian(0.3)(ds.x.values, None, w) * Laplace(2.0)(design)
+    same = ds.sex.values[:, None] == ds.sex.values[None, :]
+    K = Gaussian(0.3)(ds.x.values, None, w) * Laplace(2.0)(design) * np.where(same, 1.0, np.exp(-1 / 0.7 ** 2))
     np.testing.assert_allclose(res.estimator.K_, K, rtol=1e-12)
     s = FunctionalRegression("y ~ x + age", ds, combine="sum", kernel=Gaussian(1.0), lam=1e-3, progress=False).fit()
     np.testing.assert_allclose(s.estimator.K_, Gaussian(1.0)(ds.x.values, None, w)
@@ -149,7 +151,7 @@ def test_summary_and_html(dti):
                                interpolate_inputs=True, progress=False).fit()
     text = str(res.summary())
     for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "plug-in", "leave-one-curve-out", "LOO score",
-                "Width of cca", "Width of scalars", "Integrated R2", "Riesz C_phi",
+                "Width of cca", "Width of C(sex)", "Integrated R2", "Riesz C_phi",
                 "lambda*", "Bound at lambda*", "m >= sqrt(n)", "ScaleDecay(b=1.5)", "filled 2 missing"):
         assert key in text, key
     html = res._repr_html_()

@@ -55,12 +55,18 @@ def test_transforms_compute_what_they_say():
 
 
 def test_categorical_coding_matches_formulaic():
+    """Factor terms get the indicators of their cells, and a factor in a numeric term all its levels (issue 24):
+    each piece is formulaic's full-rank coding of that term alone."""
     from formulaic import model_matrix
 
     ds = make_data().assign(h=("sample", np.array(["u", "v"] * 6)))
-    res = fit(ds, "y ~ x + C(g) + C(h) + C(g):z")
+    res = fit(ds, "y ~ x + C(g) + C(h) + C(g):C(h) + C(g):z")
     df = pd.DataFrame({"g": ds.g.values, "h": ds.h.values, "z": ds.z.values})
-    ref = model_matrix("0 + C(g) + C(h) + C(g):z", df)
+    inputs = res.model.parsed.inputs(ds)
+    for term in ("C(g)", "C(h)", "C(g):C(h)"):  # the same columns (formulaic orders the cells otherwise)
+        ours, theirs = inputs[term], np.asarray(model_matrix("0 + " + term, df), dtype=float)
+        assert sorted(map(tuple, ours.T)) == sorted(map(tuple, theirs.T))
+    ref = model_matrix("0 + C(g):z", df)
     assert res.model.parsed.scalar.columns == list(ref.model_spec.column_names)
     np.testing.assert_array_equal(_raw(res, ds), np.asarray(ref, dtype=float))
 

@@ -37,6 +37,7 @@ from .functional import (
     validate_functional,
 )
 from .labels import check_same_samples, coordinate_values, feature_names, index_labels, sample_index, samples_text
+from .pairing import input_labels
 from .scaling import median
 
 __all__ = ["MAD_NORMAL", "InputSpec", "MeanFunction", "ResponseInfo", "cell_locations", "center_responses",
@@ -79,11 +80,11 @@ def _one_input(X: Any, name: str, interpolate: bool,
                     f"{spec.grid.size} points); interpolate it first, e.g. "
                     f"new.interp({loc}=fitted_grid)"
                 )
-        labels = _labels_of(da)  # read once: for a message about missing values, and for the caller
+        labels = input_labels(da)  # read once: for a message about missing values, and for the caller
         values = _finite_or_interpolate(da.values, grid, name, interpolate, labels)
         w = quadrature_weights(grid)
         return values, w, InputSpec("curve", grid.size, grid=grid, location_dim=loc), labels
-    labels = _labels_of(X)
+    labels = input_labels(X)
     X = masked_to_nan(X)
     if isinstance(X, xr.DataArray):
         if SAMPLE not in X.dims or X.ndim > 2:
@@ -197,20 +198,6 @@ def prepare_inputs(X: Any, *, interpolate: bool = False, spec: InputSpec | None 
                 raise ValueError(f"new data lacks input terms {sorted(missing)}")
         return vals, ws, InputSpec("terms", None, terms=specs), labels
     return _one_input(X, name, interpolate, spec)
-
-
-def _labels_of(X: Any) -> np.ndarray | None:
-    index = labels = None  # the object's own index: its uniqueness is cached
-    if isinstance(X, xr.DataArray) and SAMPLE in X.dims and SAMPLE in X.coords:
-        index = sample_index(X)
-        labels = index_labels(index)  # as prepare_response reads them (reading the coordinate's values costs more)
-    elif isinstance(X, (pd.DataFrame, pd.Series)):
-        index = X.index
-        labels = np.asarray(index)
-    if index is not None and not index.is_unique:
-        raise ValueError(f"the inputs have duplicated sample labels {index[index.duplicated()].unique()[:5].tolist()}; "
-                         "labels must identify curves: relabel them")
-    return labels
 
 
 @saved("name", "location_dim", "grid", "labels", "kind", "domain")

@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import SAMPLE, Observations
+from ..data.pairing import pair_long
 from ..data.preprocessing import (
     InputSpec,
     MeanFunction,
@@ -143,6 +144,7 @@ class FunctionalEstimator(RegressorMixin, BaseEstimator):
         """
         self._check_fit_arguments(Y)
         Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=self.interpolate_inputs)  # type: ignore[attr-defined]
+        Y = pair_long(Y, n_samples_of(Xv), x_labels)  # long-form curves in the order of X's samples, by label
         obs, info = prepare_response(Y, locations, self.domain)  # type: ignore[attr-defined]
         check_same_samples(n_samples_of(Xv), x_labels, obs.n_samples, info.labels, who)
         return Xv, Xw, spec, obs, info

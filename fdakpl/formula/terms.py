@@ -4,15 +4,22 @@ The response is one functional variable. On the right-hand side,
 
 * a *bare name* of a functional variable is a functional term: it gets its
   own kernel on curves (L2 geometry of its grid);
-* every other term is scalar (covariates, ``C(sex)``, ``np.log(age)``,
-  interactions among scalars) and goes into one scalar design matrix (no
-  intercept; columns standardised with the training mean and standard
-  deviation), which gets one kernel on its rows under the name ``"scalars"``.
+* a term made only of factors (``C(sex)``, a text variable, ``C(a):C(b)``) is a
+  factor term: its own :class:`~fdakpl.factor_kernels.Categorical` kernel on the
+  factor itself (every level equally far from the others), named by the term's
+  text (``"C(sex)"``);
+* every other scalar term (``age``, ``np.log(dose)``, ``age:C(sex)``) goes into
+  one numeric design matrix (no intercept; columns standardised with the training
+  mean and standard deviation), which gets one kernel on its rows under the name
+  ``"scalars"``.
 
-Terms combine by a product (default) or a sum of their kernels. The text of
-a formula is never evaluated as Python: formulaic's parser splits it into
-terms, and :mod:`fdakpl.formula.grammar` checks every scalar factor against a small
-grammar before computing it.
+Terms combine by a product (default) or a sum of their kernels. No name is reserved
+silently: a variable whose name is that of another term (a curve named ``scalars``
+next to scalar covariates) is refused. The text of a formula is never evaluated as
+Python: formulaic's parser splits it into terms (names kept verbatim,
+:mod:`fdakpl.formula.names`), and :mod:`fdakpl.formula.grammar` checks every scalar
+factor against a small grammar before computing it (:mod:`fdakpl.formula.design`
+builds the kernels' inputs from them).
 """
 
 from __future__ import annotations
@@ -27,11 +34,15 @@ import xarray as xr
 from ..data.functional import SAMPLE, as_dataset, validate_functional
 from ..data.labels import coordinate_values
 from ..data.scaling import power_of_two_scale
-from .grammar import ScalarDesign, build_design
+from .design import ScalarDesign, build_design
+from .names import Verbatim
 
-__all__ = ["SCALARS", "ParsedFormula", "ScalarDesign", "median_heuristic", "parse_formula"]
+__all__ = ["SCALARS", "TERM_NAMES", "ParsedFormula", "ScalarDesign", "median_heuristic", "parse_formula"]
 
 SCALARS = "scalars"
+#: how scalar terms are named, for messages
+TERM_NAMES = (f"numeric scalar covariates share the kernel named {SCALARS!r}; a term made only of factors has its "
+              "own, named as written, e.g. 'C(sex)'")
 
 
 def _is_functional(da: xr.DataArray | xr.Variable) -> bool:
@@ -50,8 +61,22 @@ class ParsedFormula:
     input_grids: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
+    def scalar_terms(self) -> list[str]:
+        """Kernel terms of the scalar part: ``"scalars"`` (numeric design) if it has columns, then the factor terms."""
+        if self.scalar is None:
+            return []
+        return ([SCALARS] if self.scalar.columns else []) + self.factor_terms
+
+    @property
+    def factor_terms(self) -> list[str]:
+        """Names of the terms made only of factors (a :class:`~fdakpl.factor_kernels.Categorical` kernel each by
+        default), in their canonical order."""
+        return [] if self.scalar is None else [t.name for t in self.scalar.factor_terms]
+
+    @property
     def terms(self) -> list[str]:
-        return self.functional_terms + ([SCALARS] if self.scalar is not None else [])
+        """Kernel terms: the functional terms in the formula's order, then :attr:`scalar_terms`."""
+        return self.functional_terms + self.scalar_terms
 
     def inputs(self, ds: xr.Dataset) -> dict[str, Any]:
         """Kernel inputs ``{term: DataArray or array}`` for the samples of ``ds`` (validated where they are
@@ -74,7 +99,7 @@ class ParsedFormula:
             missing = [v for v in self.scalar.variables if v not in ds]
             if missing:
                 raise ValueError(f"new data lacks the scalar covariates {missing}")
-            out[SCALARS] = self.scalar.matrix(ds)
+            out.update(self.scalar.inputs(ds, SCALARS))
         return out
 
 
@@ -108,8 +133,8 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
     --------
     >>> from fdakpl import datasets
     >>> p = parse_formula("rcst ~ cca + C(sex)", datasets.dti_first_visits())
-    >>> p.response, p.functional_terms, p.scalar.columns
-    ('rcst', ['cca'], ['C(sex)[female]', 'C(sex)[male]'])
+    >>> p.response, p.functional_terms, p.terms
+    ('rcst', ['cca'], ['cca', 'C(sex)'])
     """
     ds = as_dataset(data)
     lhs_terms, rhs_terms = split_formula(formula, ds)
@@ -166,9 +191,23 @@ def parse_formula(formula: str, data: Any) -> ParsedFormula:
     if sterms:
         exprs = list(dict.fromkeys(e for t in sterms for e in t))
         scalar = build_design(exprs, sterms, ds, lookups=lookups)
+    _check_term_names(fterms, scalar)
     grids = {t: coordinate_values(validate_functional(ds[t], t), next(d for d in ds.variables[t].dims if d != SAMPLE))
              for t in fterms}
     return ParsedFormula(formula, lhs, rdim, fterms, scalar, grids)
+
+
+def _check_term_names(fterms: list[str], scalar: ScalarDesign | None) -> None:
+    """Kernel terms are named by their text, the numeric design by ``"scalars"``: refuse a curve of the same name."""
+    if scalar is None:
+        return
+    names = ([SCALARS] if scalar.columns else []) + [t.name for t in scalar.factor_terms]
+    clash = [t for t in fterms if t in names]
+    if clash:
+        what = "the kernel of the numeric scalar covariates" if clash[0] == SCALARS else "a factor term"
+        raise ValueError(f"the curve variable {clash[0]!r} has the name of {what} ({clash[0]!r}), so the two "
+                         f"kernel terms would be confused; rename the variable, e.g. "
+                         f"ds.rename({{{clash[0]!r}: {clash[0] + '_curve'!r}}})")
 
 
 #: longest formula accepted (a guard for forged files)
@@ -182,18 +221,24 @@ def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, st
         raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
     if len(formula) > MAX_FORMULA:
         raise ValueError(f"the formula has {len(formula)} characters; at most {MAX_FORMULA} are accepted")
+    names = [str(v) for v in ds.data_vars]
+    verbatim = Verbatim(formula, *names)  # formulaic's parser would NFKC-normalise names (dose_µg -> dose_μg)
     try:
-        lhs, rhs = _parsed_sides(formula, tuple(str(v) for v in ds.data_vars))
+        lhs, rhs = _parsed_sides(verbatim.protect(formula), tuple(verbatim.protect(v) for v in names))
     except RecursionError:
         raise ValueError(f"the formula {formula[:80]!r}... nests too deeply") from None
     except Exception as err:  # formulaic raises several types
-        msg = str(err).split("\n")[0]
+        msg = verbatim.restore(str(err).split("\n")[0])
         if formula.count("~") != 1:
             raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}") from None
         raise ValueError(f"cannot parse the formula {formula!r}: {msg}") from None
     if lhs is None:
         raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
-    return [list(t) for t in lhs], [list(t) for t in rhs]
+
+    def restored(side: Any) -> list[list[tuple[str, str]]]:
+        return [[(verbatim.restore(e), how) for e, how in t] for t in side]
+
+    return restored(lhs), restored(rhs)
 
 
 @functools.lru_cache(maxsize=128)
@@ -223,8 +268,9 @@ def _names_in(expr: str) -> set[str]:
     """Names and dotted names (``visit.time``) in a factor, for messages (nothing is evaluated)."""
     import ast
 
+    verbatim = Verbatim(expr)
     try:
-        tree = ast.parse(expr, mode="eval")
+        tree = ast.parse(verbatim.protect(expr), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     out: set[str] = set()
@@ -240,7 +286,7 @@ def _names_in(expr: str) -> set[str]:
                 out.add(".".join([cur.id, *reversed(parts)]))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             out.add(node.value)  # Q("name")
-    return out
+    return {verbatim.restore(n) for n in out}
 
 
 def median_heuristic(values: np.ndarray, weights: np.ndarray | None = None, max_rows: int = 2000) -> float:

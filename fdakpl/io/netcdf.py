@@ -24,7 +24,7 @@ Loading never executes code from the file: objects are rebuilt only from a
 registry of fdakpl's own classes (kernels, dictionaries, output matrices,
 losses, estimators, results and their plain-data containers), with their
 attributes restored from numbers, strings and arrays. The scalar design of a
-formula is stored as data (:meth:`fdakpl.formula.grammar.ScalarDesign.to_dict`: factors,
+formula is stored as data (:meth:`fdakpl.formula.design.ScalarDesign.to_dict`: factors,
 levels, how each column is built, standardisation) and rebuilt at load after
 every factor has been checked against the formula grammar of
 :mod:`fdakpl.formula.grammar`; the formula text is checked against the same grammar

@@ -286,7 +286,8 @@ def _rebuild_data(info: dict[str, Any], restored: dict[str, np.ndarray], reader:
 def _rebuild_parsed(formula: Any, parsed: dict[str, Any], data: xr.Dataset, reader: _Reader) -> Any:
     """The parsed formula from its stored parts; the formula text is only checked against the grammar (the
     stored design is what computes; nothing from the file is evaluated)."""
-    from ..formula.grammar import ScalarDesign, check_factor
+    from ..formula.design import ScalarDesign
+    from ..formula.grammar import check_factor
     from ..formula.terms import ParsedFormula, split_formula
 
     variables = {str(v) for v in data.variables}

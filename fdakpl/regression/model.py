@@ -21,7 +21,7 @@ from ..data.functional import as_dataset
 from ..data.preprocessing import prepare_inputs
 from ..dictionaries import BSpline, Dictionary, make_dictionary
 from ..estimators.kpl import KPLRegressor
-from ..formula.terms import SCALARS, parse_formula
+from ..formula.terms import TERM_NAMES, parse_formula
 from ..kernels import Gaussian, Kernel, ScaleDecay
 from ..losses import LogCosh, is_square, make_loss
 from ..ridge.problem import prepare_problem, refit_problem
@@ -45,6 +45,7 @@ from .steps import (
     is_sparse,
     kfold_scorer,
     routing,
+    term_grids,
     tune,
     tuning_grid,
     tuning_notices,
@@ -88,7 +89,8 @@ class FunctionalRegression:
     kernel : Kernel, optional
         One kernel used for every term (default: Gaussian, median-heuristic width per term).
     kernels : mapping, optional
-        Per-term kernels, e.g. ``{"cca": Gaussian(0.1), "scalars": Gaussian(2.0)}``.
+        Per-term kernels, e.g. ``{"cca": Gaussian(0.1), "scalars": Gaussian(2.0), "C(sex)": Categorical(1.0)}``
+        (``"scalars"``: the numeric scalar covariates; a term made only of factors is named as written).
     combine : {"product", "sum"}
         How per-term kernels combine.
     output_matrix : None, float, array or OutputMatrix
@@ -111,7 +113,9 @@ class FunctionalRegression:
         Multiples of the median-heuristic width tried for every Gaussian term whose kernel is not
         given, chosen jointly with ``b`` and lambda by the criterion of ``lam`` ("loo", "gcv", "cv",
         or at a fixed lambda by leave-one-curve-out); ``"auto"``:
-        :data:`fdakpl.tuning.search.DEFAULT_WIDTH_MULTIPLES` (on the exact partial route of sparse
+        :data:`fdakpl.tuning.search.DEFAULT_WIDTH_MULTIPLES` (for factor terms, whose
+        :class:`~fdakpl.factor_kernels.Categorical` kernels are Gaussians on indicator rows,
+        :data:`fdakpl.tuning.search.DEFAULT_FACTOR_MULTIPLES`; on the exact partial route of sparse
         responses: the median heuristic, unless a grid is given); ``None``: the median heuristic
         itself. Not used by ``approx=``, nor by ``lam="cv"`` with a ``param_grid``.
     b_grid : "auto", sequence of float or None
@@ -233,7 +237,8 @@ class FunctionalRegression:
         return make_dictionary(spec, **kw)
 
     def _given_kernels(self) -> dict[str, Kernel | None]:
-        """The kernel of every term of the formula, None where the default (median-heuristic Gaussian) applies."""
+        """The kernel of every term of the formula, None where the default (median-heuristic Gaussian, Categorical for
+        a factor term) applies."""
         terms = self.parsed.terms
         if self.kernels is not None and self.kernel is not None:
             raise ValueError("pass either kernel= (one kernel for all terms) or kernels= (per term), not both")
@@ -243,7 +248,7 @@ class FunctionalRegression:
         unknown = [k for k in given if k not in terms]
         if unknown:
             raise ValueError(f"kernels given for {unknown}, which are not terms of the formula {terms} "
-                             f"(scalar covariates share the kernel named {SCALARS!r})")
+                             f"({TERM_NAMES})")
         for t, k in given.items():
             if not isinstance(k, Kernel):
                 raise TypeError(f"kernels[{t!r}] must be a fdakpl.kernels.Kernel, got {type(k).__name__}")
@@ -252,8 +257,8 @@ class FunctionalRegression:
         return {t: given.get(t) for t in terms}
 
     def default_kernels(self) -> dict[str, Kernel]:
-        """The kernel of every term before tuning: the given ones, and Gaussian kernels with median-heuristic
-        widths (:func:`fdakpl.regression.steps.default_widths`) for the others.
+        """The kernel of every term before tuning: the given ones, and kernels with median-heuristic widths
+        (:func:`fdakpl.regression.steps.default_widths`: Gaussian, Categorical for factor terms) for the others.
 
         Examples
         --------
@@ -263,7 +268,7 @@ class FunctionalRegression:
         'Gaussian'
         """
         Xv, Xw, _, _ = prepare_inputs(self.parsed.inputs(self.data), interpolate=self.interpolate_inputs)
-        return default_widths(Xv, Xw, self._given_kernels())
+        return default_widths(Xv, Xw, self._given_kernels(), self.parsed.factor_terms)
 
     def _group_labels(self) -> tuple[np.ndarray | None, str]:
         """One group code per curve from ``groups`` (a variable name or labels), checked
@@ -305,7 +310,7 @@ class FunctionalRegression:
             sig = grid.pop("sigma")
             opts = []
             for s in sig:
-                ks = {t: (Gaussian(float(s) * k.sigma) if self.sigma_relative else Gaussian(float(s)))
+                ks = {t: type(k)(float(s) * k.sigma if self.sigma_relative else float(s))  # Gaussian or Categorical
                       if isinstance(k, Gaussian) else k for t, k in kernels.items()}
                 opts.append(combine(ks, self.combine))
             out["kernel"] = opts
@@ -411,7 +416,7 @@ class FunctionalRegression:
                              "statistics; use lam='loo', 'gcv', a number or a grid")
         if any(k is None for k in given.values()):
             Xv, Xw, _, _ = prepare_inputs(X, interpolate=self.interpolate_inputs)
-            kernels = default_widths(Xv, Xw, given)
+            kernels = default_widths(Xv, Xw, given, self.parsed.factor_terms)
         else:
             kernels = dict(given)  # type: ignore[arg-type]
         fixed = isinstance(criterion, Fixed)
@@ -432,7 +437,7 @@ class FunctionalRegression:
         problem = square if is_square(make_loss(self.loss)) else refit_problem(square, loss=self.loss)
         fit["problem"] = problem
         check_exact_memory(problem.n, problem.n_points)  # before any n x n allocation
-        kernels = default_widths(square.inputs, square.input_weights, given)
+        kernels = default_widths(square.inputs, square.input_weights, given, self.parsed.factor_terms)
         kernel = combine(kernels, self.combine)
         output_matrix = self.output_matrix
         fixed = isinstance(criterion, Fixed)
@@ -458,24 +463,27 @@ class FunctionalRegression:
             cands = atom_candidates(dictionary, square)
             problems = [(dictionary, square)] + [(d, refit_problem(square, dictionary=d)) for d in cands[1:]]
             tried, shared = [], {}  # the kernel matrices and their eigendecompositions serve every dictionary
+            base = kernels
             for spec, cand in problems:
                 kfold = None if criterion.key != "cv" else kfold_scorer(
                     self._estimator(kernel, solver, lam, dictionary=spec), X, Y, grid, criterion,  # type: ignore[arg-type]
                     self.n_jobs, self.progress)
-                ks, tu, bg, om = kernels, tuned, bs, output_matrix
+                ws, bg, default_w = widths, bs, isinstance(self.width_grid, str)
                 if tried:  # one coordinate step: more atoms at the widths and b the first dictionary chose
-                    first = tried[0][2]
-                    ks, tu, om = first[2], [], first[3]
-                    bg = None
-                    if first[0].multiples in shared:  # its kernel matrix, decomposed once
-                        shared[()] = shared[first[0].multiples]
-                tried.append((spec, cand, tune(cand, ks, tu, widths, bg, om, self.combine, grid,
-                                               scorer, width_default=isinstance(self.width_grid, str),
+                    first = tried[0][2][0]
+                    ws = [np.array([m]) for m in first.multiples] if tuned else widths  # one value per term
+                    bg = None if np.isnan(first.b) else np.array([first.b])
+                    default_w = False
+                tried.append((spec, cand, tune(cand, base, tuned, ws, bg, output_matrix, self.combine, grid,
+                                               scorer, width_default=default_w,
                                                b_default=isinstance(self.b_grid, str), notes=notes, scorer=kfold,
                                                say=False, shared=shared)))
             dictionary, square, (result, path, kernels, output_matrix) = min(tried, key=lambda t: t[2][0].score)
-            tuning_notices(result, widths if tuned else np.array([1.0]), bs if tune_b else None, scorer,
-                           isinstance(self.width_grid, str), isinstance(self.b_grid, str), notes)
+            first = tried[0][2][0]
+            tuning_notices(first, term_grids(kernels, tuned if widths is not None else [], widths,
+                                             isinstance(self.width_grid, str)),
+                           bs if tune_b else None, scorer, isinstance(self.width_grid, str),
+                           isinstance(self.b_grid, str), notes, base)
             if len(tried) > 1:
                 shown = ", ".join(f"{c.d} atoms {t[0].score:.4g}" for _, c, t in tried)
                 notes.append(f"dictionary='auto': {square.d} Fourier atoms chosen by {scorer.short} with the widths, b "

@@ -5,13 +5,14 @@ widths and ``b`` are tried, and the tuning itself, which returns the ridge path 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..data.scaling import median
 from ..dictionaries import Dictionary, Fourier
+from ..factor_kernels import Categorical
 from ..kernels import Gaussian, Kernel, Product, ScaleDecay, Sum
 from ..losses import is_square, make_loss
 from ..ridge.path import PathCriteria
@@ -19,12 +20,12 @@ from ..ridge.problem import KPLProblem
 from ..solvers.dispatch import resolve_solver
 from ..tuning.criteria import DEFAULT_LAMBDAS, GCV, LOO, Criterion, Fixed, GroupLOO, KFold, check_grid, edge_notice
 from ..tuning.partial import partial_scorer
-from ..tuning.search import Scorer, TuningResult, search
+from ..tuning.search import DEFAULT_FACTOR_MULTIPLES, Scorer, TuningResult, search
 from ..utils.notices import warn
 
 __all__ = ["AUTO_FOURIER_FREQS", "SPARSE_ATOMS", "SPARSE_POINTS", "atom_candidates", "combine", "criterion_of",
            "curvature_ratio", "default_widths", "exact_partial_choice", "group_labels", "is_sparse", "kfold_scorer",
-           "routing", "tune", "tuning_grid", "tuning_notices"]
+           "routing", "term_grids", "tune", "tuning_grid", "tuning_notices", "widened"]
 
 #: responses observed at fewer points per curve (median) than this are "sparse" (the default dictionary's size)
 SPARSE_POINTS = 21
@@ -211,8 +212,10 @@ def tuning_grid(value: Any, default: np.ndarray, name: str) -> np.ndarray | None
 
 
 def default_widths(inputs: Mapping[str, np.ndarray], weights: Mapping[str, Any] | None,
-                   kernels: Mapping[str, Kernel | None]) -> dict[str, Kernel]:
-    """Gaussian kernels with median-heuristic widths for the terms without a kernel (None in ``kernels``).
+                   kernels: Mapping[str, Kernel | None], factors: Sequence[str] = ()) -> dict[str, Kernel]:
+    """Kernels with median-heuristic widths for the terms without a kernel (None in ``kernels``): Gaussian, and
+    :class:`~fdakpl.factor_kernels.Categorical` for the ``factors`` (terms made only of factors, whose inputs are
+    indicator rows: width ``sqrt(2)``, the distance between two levels).
 
     The width of a term is the median pairwise L2 distance of its prepared inputs
     (:func:`fdakpl.formula.terms.median_heuristic`; curves weighted by their quadrature weights, filled
@@ -222,11 +225,14 @@ def default_widths(inputs: Mapping[str, np.ndarray], weights: Mapping[str, Any] 
     --------
     >>> default_widths({"x": np.array([[0.0], [1.0], [3.0]])}, None, {"x": None})
     {'x': Gaussian(sigma=2.0)}
+    >>> default_widths({"C(g)": np.eye(3)}, None, {"C(g)": None}, factors=["C(g)"])
+    {'C(g)': Categorical(sigma=1.4142135623730951)}
     """
     from ..formula.terms import median_heuristic
 
     weights = weights or {}
-    return {term: kernel if kernel is not None else Gaussian(median_heuristic(inputs[term], weights.get(term)))
+    return {term: kernel if kernel is not None else
+            (Categorical if term in factors else Gaussian)(median_heuristic(inputs[term], weights.get(term)))
             for term, kernel in kernels.items()}
 
 
@@ -241,11 +247,30 @@ def combine(kernels: Mapping[str, Kernel], how: str) -> Kernel:
     return Product(dict(kernels)) if how == "product" else Sum(dict(kernels))
 
 
+def term_grids(kernels: Mapping[str, Kernel], terms: Sequence[str], widths: np.ndarray | None,
+               width_default: bool) -> list[np.ndarray]:
+    """The width multiples tried for each tuned term: the width grid, except that a factor term's
+    :class:`~fdakpl.factor_kernels.Categorical` kernel has its own default grid
+    (:data:`~fdakpl.tuning.search.DEFAULT_FACTOR_MULTIPLES`, whose two ends are natural: levels unrelated, or the
+    factor hardly entering); a ``width_grid`` given applies to every term.
+
+    Examples
+    --------
+    >>> term_grids({"x": Gaussian(1.0), "C(g)": Categorical(1.0)}, ["x", "C(g)"], np.array([4.0, 8.0]), True)[1].size
+    5
+    """
+    if widths is not None and len(widths) and np.ndim(widths[0]) == 1:  # one grid per term already
+        return [np.asarray(g, dtype=float) for g in widths]
+    return [DEFAULT_FACTOR_MULTIPLES if width_default and isinstance(kernels[t], Categorical) else widths
+            for t in terms]  # type: ignore[misc]
+
+
 def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widths: np.ndarray | None,
          bs: np.ndarray | None, output_matrix: Any, how: str, lams: np.ndarray, criterion: Criterion,
          width_default: bool, b_default: bool, notes: list[str], scorer: Scorer | None = None, say: bool = True,
          shared: dict | None = None) -> tuple[TuningResult, Any, dict[str, Kernel], Any]:
-    """Choose the widths of the ``tuned`` Gaussian terms (multiples of their current widths), ``b`` and lambda.
+    """Choose the widths of the ``tuned`` Gaussian (and Categorical) terms (multiples of their current widths), ``b``
+    and lambda.
 
     Returns the tuning table, the chosen candidate's ridge path (what ``scorer`` gives for it, when given: see
     :func:`fdakpl.tuning.search.search`), the chosen kernels per term and output matrix. Edge notices go through
@@ -255,35 +280,52 @@ def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widt
     """
     tune_b = output_matrix is None and bs is not None and np.ptp(problem.dictionary.scales_) > 0
     terms = tuned if widths is not None else []
-    mults = widths if terms else np.array([1.0])
+    grids = term_grids(kernels, terms, widths, width_default)
     b_grid = bs if tune_b else np.array([np.nan])
 
     def kernel_of(mult: tuple[float, ...]) -> tuple[Kernel, np.ndarray]:
-        chosen = dict(kernels)
-        for t, m in zip(terms, mult, strict=True):
-            chosen[t] = Gaussian(m * kernels[t].sigma)  # type: ignore[attr-defined]
-        kernel = combine(chosen, how)
+        kernel = combine(widened(kernels, terms, mult), how)
         return kernel, problem.kernel_matrix(kernel)
 
     def output_of(b: float) -> tuple[np.ndarray, bool]:
         return problem.output_matrix(ScaleDecay(b) if tune_b else output_matrix)
 
-    result, path = search(problem, kernel_of, mults, len(terms), output_of, b_grid, lams, criterion, terms, scorer,
-                          shared)
-    chosen = dict(kernels)
-    for t, m in zip(terms, result.multiples, strict=True):
-        chosen[t] = Gaussian(m * kernels[t].sigma)  # type: ignore[attr-defined]
+    result, path = search(problem, kernel_of, grids if terms else [1.0], len(terms), output_of, b_grid, lams,
+                          criterion, terms, scorer, shared)
+    chosen = widened(kernels, terms, result.multiples)
     if say:
-        tuning_notices(result, mults, b_grid if tune_b else None, criterion, width_default, b_default, notes)
+        tuning_notices(result, grids, b_grid if tune_b else None, criterion, width_default, b_default, notes, kernels)
     return result, path, chosen, ScaleDecay(result.b) if tune_b else output_matrix
 
 
-def tuning_notices(result: TuningResult, mults: np.ndarray, b_grid: np.ndarray | None, criterion: Criterion,
-                   width_default: bool, b_default: bool, notes: list[str]) -> None:
-    """The edge notices of a tuning result (widths and ``b``; ``b_grid`` None when ``b`` was not tuned); a ``b`` at
-    the top of the default grid is a note (``notes``)."""
-    for t, m in zip(result.terms, result.multiples, strict=True):
-        msg = edge_notice(f"width multiple (of the median heuristic) of {t!r}", mults, m, criterion,
+def widened(kernels: Mapping[str, Kernel], terms: Sequence[str], multiples: Sequence[float]) -> dict[str, Kernel]:
+    """The kernels with the ``terms``' widths multiplied by ``multiples`` (Gaussian or Categorical, kept as they are).
+
+    Examples
+    --------
+    >>> widened({"x": Gaussian(1.0), "C(g)": Categorical(2.0)}, ["C(g)"], [4.0])["C(g)"]
+    Categorical(sigma=8.0)
+    """
+    out = dict(kernels)
+    for t, m in zip(terms, multiples, strict=True):
+        out[t] = type(kernels[t])(m * kernels[t].sigma)  # type: ignore[attr-defined]
+    return out
+
+
+def tuning_notices(result: TuningResult, grids: Sequence[np.ndarray], b_grid: np.ndarray | None,
+                   criterion: Criterion, width_default: bool, b_default: bool, notes: list[str],
+                   kernels: Mapping[str, Kernel]) -> None:
+    """The edge notices of a tuning result (widths on each term's grid, ``b``; ``b_grid`` None when ``b`` was not
+    tuned); a ``b`` at the top of the default grid, and a factor term at an end of its default grid, are notes."""
+    for t, m, g in zip(result.terms, result.multiples, grids, strict=True):
+        if g is DEFAULT_FACTOR_MULTIPLES:
+            if m in (g.min(), g.max()):
+                end = "levels unrelated" if m == g.min() else "the factor hardly changes the predictions"
+                rho = Categorical(m * kernels[t].sigma).correlation  # type: ignore[attr-defined]
+                notes.append(f"the factor term {t!r}: correlation {rho:.4f} between its levels by {criterion.name}, "
+                             f"an end of the default grid ({end})")
+            continue
+        msg = edge_notice(f"width multiple (of the median heuristic) of {t!r}", g, m, criterion,
                           "width_grid=[...], multiples of the median heuristic", natural_low=width_default)
         if msg:
             warn(msg)

@@ -28,6 +28,7 @@ import numpy as np
 import xarray as xr
 
 from ..data.functional import SAMPLE
+from ..factor_kernels import Categorical
 from ..formula.terms import SCALARS
 from ..kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Linear, Product, SmoothedLinear, Sum
 from ..utils.docstrings import dti_fit_example, fill_doc
@@ -86,7 +87,8 @@ def term_reference(est: Any, others: Mapping[str, Kernel], reference: Mapping[st
     """Product of the other terms' kernels ``prod_t k_t(r_t, x_tj)`` at reference values ``r_t``.
 
     Default references: the standardised scalar design at its training mean (zero: the average covariate
-    profile, level proportions for factors) and, for other functional terms, their training mean curve.
+    profile), for a factor term the average of its kernel over the training samples (``k`` weighted by the
+    level proportions) and, for other functional terms, their training mean curve.
 
     Examples
     --------
@@ -105,6 +107,10 @@ def term_reference(est: Any, others: Mapping[str, Kernel], reference: Mapping[st
         if reference is not None and t in reference:
             r = np.atleast_2d(np.asarray(reference[t], dtype=float))
             described[t] = "given"
+        elif isinstance(k, Categorical):  # a factor has no mean level: its kernel averaged over the training levels
+            out = out * k(Xt).mean(axis=0)
+            described[t] = "average over the training samples' levels (level proportions)"
+            continue
         elif t == SCALARS:
             r = np.zeros((1, Xt.shape[1]))
             described[t] = "training mean of the standardised scalar design (average covariate profile)"
@@ -355,7 +361,7 @@ def reference_arrays(res: Any, term: str, reference: Any) -> dict[str, np.ndarra
     parsed = res.model.parsed
     ref = {}
     if parsed.scalar is not None:
-        ref[SCALARS] = parsed.scalar.matrix(ref_ds)
+        ref.update(parsed.scalar.inputs(ref_ds, SCALARS))
     for t in parsed.functional_terms:
         if t != term and t in ref_ds:
             ref[t] = ref_ds[t].values

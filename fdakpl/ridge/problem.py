@@ -33,6 +33,7 @@ import numpy as np
 
 from ..data.functional import Observations
 from ..data.integration import integration_weights
+from ..data.pairing import pair_long
 from ..data.preprocessing import (
     InputSpec,
     MeanFunction,
@@ -214,7 +215,8 @@ def prepare_problem(X: Any, Y: Any, locations: Any = None, *, dictionary: str | 
     X : array-like, DataArray or mapping of terms
         Inputs (see :func:`~fdakpl.data.preprocessing.prepare_inputs`); validated here.
     Y : DataArray, array or long DataFrame
-        Responses, NaN = not observed (see :func:`~fdakpl.data.preprocessing.prepare_response`).
+        Responses, NaN = not observed (see :func:`~fdakpl.data.preprocessing.prepare_response`); the curves
+        of a long DataFrame are paired with ``X``'s samples by label (:func:`~fdakpl.data.pairing.pair_long`).
     locations : array-like, optional
         Locations of the columns of an array ``Y``.
     dictionary : str or Dictionary
@@ -244,6 +246,7 @@ def prepare_problem(X: Any, Y: Any, locations: Any = None, *, dictionary: str | 
     ((5, 4), True)
     """
     Xv, Xw, spec, x_labels = prepare_inputs(X, interpolate=interpolate_inputs)
+    Y = pair_long(Y, n_samples_of(Xv), x_labels)  # long-form curves in the order of X's samples, by label
     obs, info = prepare_response(Y, locations, domain)
     check_same_samples(n_samples_of(Xv), x_labels, obs.n_samples, info.labels, who)
     return _problem(_own(Xv), Xw, spec, x_labels, obs, info, dictionary, center, loss, integration)

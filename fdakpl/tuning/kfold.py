@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations
+from ..data.pairing import pair_long_with
 from ..data.preprocessing import prepare_response
 from ..utils.notices import silenced
 from .kfold_grid import kfold_labelled
@@ -196,6 +197,7 @@ def kfold_path(estimator: Any, X: Any, Y: Any, *, lams: Iterable[float], param_g
     lams = np.asarray(list(lams), dtype=float)
     subset_x = subset_x or _subset
     subset_y = subset_y or _subset
+    Y = pair_long_with(X, Y)  # long-form curves in the order of X's samples (by label): folds take the same rows
     n = _n_samples(Y)
     if n_splits < 2 or n_splits > n:
         raise ValueError(f"n_splits must be between 2 and the number of samples ({n}), got {n_splits}")
@@ -253,8 +255,16 @@ def _n_samples(Y: Any) -> int:
     import pandas as pd
 
     if isinstance(Y, pd.DataFrame):
-        return int(pd.unique(Y["sample"]).size)
+        return int(_long_samples(Y).size)
     return int(np.shape(Y)[0])
+
+
+def _long_samples(df: Any) -> np.ndarray:
+    """The curves of a long DataFrame in its declared order (``attrs["samples"]``), else by first appearance."""
+    import pandas as pd
+
+    declared = df.attrs.get("samples")
+    return np.asarray(declared, dtype=object) if declared is not None else pd.unique(df["sample"])
 
 
 def _subset(data: Any, rows: np.ndarray) -> Any:
@@ -266,8 +276,7 @@ def _subset(data: Any, rows: np.ndarray) -> Any:
     if isinstance(data, xr.Dataset | xr.DataArray):
         return data.isel(sample=rows)
     if isinstance(data, pd.DataFrame):
-        samples = pd.unique(data["sample"])
-        keep = samples[rows]
+        keep = _long_samples(data)[rows]
         sub = data[data["sample"].isin(keep)]
         sub = sub.set_index("sample").loc[keep].reset_index()
         sub.attrs = {**data.attrs, "samples": list(keep)}

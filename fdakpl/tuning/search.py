@@ -10,7 +10,9 @@ candidate is returned, so the fitted model reuses its decomposition: one eigende
 With one tuned term every (width, ``b``, lambda) of the grid is scored. With several, the search first
 scales every term by a common multiple, then, from the best common multiple, moves one term at a time over
 the grid (one sweep of coordinate search): ``len(width_grid) * (1 + n_terms)`` widths instead of
-``len(width_grid) ** n_terms``.
+``len(width_grid) ** n_terms``. Terms may have grids of their own (factor terms:
+:data:`DEFAULT_FACTOR_MULTIPLES`): the common step then moves every term to the same relative position of
+its grid (the nearest for grids of other lengths), and the sweep moves each term over its own grid.
 """
 
 from __future__ import annotations
@@ -28,12 +30,18 @@ from ..solvers.closed_form import psd_eigh
 from ..utils.saved import saved
 from .criteria import Criterion
 
-__all__ = ["DEFAULT_B_GRID", "DEFAULT_WIDTH_MULTIPLES", "Scorer", "TuningResult", "search"]
+__all__ = ["DEFAULT_B_GRID", "DEFAULT_FACTOR_MULTIPLES", "DEFAULT_WIDTH_MULTIPLES", "Scorer", "TuningResult", "search"]
 
 #: default multiples of the median-heuristic width of every Gaussian term, chosen by held-out error on DTI
 #: (benchmarks/results/tuning_grids.json; the guide's tuning page): curve-level LOO prefers narrower
 #: kernels than held-out error does there, so the grid starts at 4 and its lower end raises no warning
 DEFAULT_WIDTH_MULTIPLES = np.array([4.0, 8.0, 16.0])
+#: default multiples of the median-heuristic width (sqrt 2) of every factor term's Categorical kernel: the
+#: correlation between two levels goes from 0.0003 (levels unrelated) to 0.9999 (the factor hardly enters), both
+#: natural ends (no edge warning); held-out error on emotion, poblenou and DTI with sex was lower than with the
+#: treatment-coded design on all three, as with grids of 7 or 9 values at up to 1.6x the fit time
+#: (benchmarks/factor_kernels.py)
+DEFAULT_FACTOR_MULTIPLES = np.array([0.25, 1.0, 4.0, 16.0, 64.0])
 #: default scale decays ``b`` of ``B = diag(b^-scale)`` for dictionaries with scales (1 = identity)
 DEFAULT_B_GRID = np.array([1.0, 1.5, 2.0])
 
@@ -97,7 +105,7 @@ Scorer = Callable[[Kernel, np.ndarray, list[tuple[np.ndarray, bool]]], list[tupl
 
 
 def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[Kernel, np.ndarray]],
-           width_grid: Sequence[float], n_terms: int,
+           width_grid: Sequence[float] | Sequence[Sequence[float]], n_terms: int,
            output_of: Callable[[float], tuple[np.ndarray, bool]], b_grid: Sequence[float],
            lams: np.ndarray, criterion: Criterion, terms: Sequence[str] = (),
            scorer: Scorer | None = None, shared: dict | None = None) -> tuple[TuningResult, Any]:
@@ -109,7 +117,7 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
     kernel_of : callable
         ``multiples -> (kernel, K)``: the kernel for a tuple of ``n_terms`` multiples and its matrix on the
         problem's inputs.
-    width_grid : sequence of float
+    width_grid : sequence of float, or one sequence per term
         Multiples tried for each term (``[1.0]`` with ``n_terms = 0`` to tune nothing).
     n_terms : int
         Number of tuned kernel terms (0: the kernel is fixed).
@@ -150,7 +158,7 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
     """
     if not criterion.closed_form and scorer is None:
         raise ValueError(f"search scores ridge paths in closed form; {criterion.name} refits")
-    grid = [float(m) for m in width_grid]
+    grids = _term_grids(width_grid, n_terms)
     b_grid = np.atleast_1d(np.asarray(b_grid, dtype=float))
     outputs = [output_of(float(b)) for b in b_grid]
     cache: dict[tuple[float, ...], np.ndarray] = {}
@@ -188,14 +196,15 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
             yield criterion.path_scores(path, lams), path
 
     if n_terms <= 1:
-        for c in ([(m,) for m in grid] if n_terms == 1 else [()]):
+        for c in ([(m,) for m in grids[0]] if n_terms == 1 else [()]):
             scores_of(c)
     else:
-        common = [(m,) * n_terms for m in grid]
+        steps = max(len(g) for g in grids)
+        common = [tuple(g[round(j * (len(g) - 1) / max(steps - 1, 1))] for g in grids) for j in range(steps)]
         start = min(common, key=lambda c: float(np.nanmin(scores_of(c))))
         cur = list(start)
         for t in range(n_terms):
-            opts = [(*cur[:t], m, *cur[t + 1:]) for m in grid]
+            opts = [(*cur[:t], m, *cur[t + 1:]) for m in grids[t]]
             cur = list(min(opts, key=lambda c: float(np.nanmin(scores_of(c)))))
     candidates = list(cache)
     scores = np.stack([cache[c] for c in candidates])
@@ -206,3 +215,12 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
         scores = best[1].in_units(scores)  # chosen in the forms' units (no overflow), reported in the responses' units
     result = TuningResult(candidates, b_grid, lams, scores, index, criterion.key, list(terms))  # type: ignore[arg-type]
     return result, best[1]
+
+
+def _term_grids(width_grid: Sequence[float] | Sequence[Sequence[float]], n_terms: int) -> list[list[float]]:
+    """One grid of multiples per term: the same for every term, or the term's own."""
+    if len(width_grid) and all(np.ndim(g) == 1 for g in width_grid):
+        if len(width_grid) != n_terms:
+            raise ValueError(f"width_grid gives {len(width_grid)} grids for {n_terms} tuned terms")
+        return [[float(m) for m in g] for g in width_grid]
+    return [[float(m) for m in width_grid]] * max(n_terms, 1)

@@ -83,33 +83,35 @@ check_kernel <- function(kernel) {
   list(kernel = one(kernel, "kernel"), kernels = NULL)
 }
 
-# The kernels for Python's kernels= (by Python name: curves by their name, every scalar term under
-# "scalars"): a Gaussian kernel without sigma is left out (the default: median-heuristic width,
-# tuned with lambda), a Laplace kernel without sigma goes as "laplace" (its width: the median
-# heuristic of the term). NULL when nothing is given.
+# The kernels for Python's kernels= (by Python name: curves by their name, a factor term as C(name) with its
+# own kernel, the numeric scalar terms together under "scalars"): a Gaussian (or categorical) kernel without sigma
+# is left out (the default: median-heuristic width, tuned with lambda), a Laplace kernel without sigma goes as
+# "laplace" (its width: the median heuristic of the term). NULL when nothing is given.
 kernels_for_python <- function(kern, spec, kinds) {
   if (is.null(kern$kernel) && is.null(kern$kernels)) return(NULL)
   labels <- names(spec$terms)
   curves <- labels[kinds[labels] == "matrix"]
-  has_scalars <- any(kinds[labels] != "matrix")
-  keys <- c(curves, if (has_scalars) "scalars")
+  factors <- labels[kinds[labels] == "factor"]
+  numeric <- labels[!kinds[labels] %in% c("matrix", "factor")]
+  has_scalars <- length(numeric) > 0L
+  keys <- c(curves, factors, if (has_scalars) "scalars")
   given <- if (!is.null(kern$kernel)) stats::setNames(rep(list(kern$kernel), length(keys)), keys) else {
     found <- vapply(names(kern$kernels), function(k) {
       if (k == "scalars") return(if (has_scalars) "scalars" else NA_character_)
       term_label(k, labels)
     }, character(1))
-    scalar_named <- !is.na(found) & found %in% labels[kinds[labels] != "matrix"]
+    scalar_named <- !is.na(found) & found %in% numeric
     if (any(scalar_named)) {
-      input_error("`kernel` names the scalar term%s %s: scalar terms share one kernel, named \"scalars\", e.g. kernel = list(scalars = kpl_kernel(\"gaussian\", sigma = 2))",
+      input_error("`kernel` names the numeric scalar term%s %s: numeric scalar terms share one kernel, named \"scalars\" (factors and curves have their own), e.g. kernel = list(scalars = kpl_kernel(\"gaussian\", sigma = 2))",
                   if (sum(scalar_named) > 1L) "s" else "", paste0("'", found[scalar_named], "'", collapse = ", "),
                   call = NULL)
     }
     if (anyNA(found)) {
       bad <- names(kern$kernels)[is.na(found)]
-      input_error("`kernel` names %s, which %s not a curve of the formula (curves: %s%s)",
+      input_error("`kernel` names %s, which %s not a term of the formula (curves and factors: %s%s)",
                   paste0("'", bad, "'", collapse = ", "), if (length(bad) > 1L) "are" else "is",
-                  paste(curves, collapse = ", "),
-                  if (has_scalars) "; \"scalars\" for the scalar terms" else "; the formula has no scalar term",
+                  paste(c(curves, factors), collapse = ", "),
+                  if (has_scalars) "; \"scalars\" for the numeric scalar terms" else "; the formula has no numeric scalar term",
                   call = NULL)
     }
     stats::setNames(kern$kernels, found)
@@ -118,11 +120,13 @@ kernels_for_python <- function(kern, spec, kinds) {
   for (k in names(given)) {
     value <- python_kernel(given[[k]])
     if (is.null(value)) next
-    name <- if (k == "scalars") "scalars" else spec$terms[[k]]$name
+    name <- if (k == "scalars") "scalars" else if (k %in% factors) paste0("C(", spec$terms[[k]]$name, ")") else
+      spec$terms[[k]]$name
     out[[name]] <- value
   }
   if (length(out)) out else NULL
 }
+
 
 # Python's integer arguments (sent as int; R numbers are doubles).
 integer_args <- c("cv", "random_state", "n_jobs", "level", "max_iter", "n_atoms", "n_components", "rank", "n_freqs")

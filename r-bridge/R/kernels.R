@@ -1,7 +1,7 @@
 # kpl_kernel() and kpl_approx(): R descriptions of kernels and kernel approximations, made into
 # Python objects by kpl() (a Gaussian or Laplace kernel without sigma takes its width from the data).
 
-kernel_types <- c("gaussian", "laplace", "linear", "integral_gaussian")
+kernel_types <- c("gaussian", "laplace", "linear", "integral_gaussian", "categorical")
 
 # sigma: one positive finite number, or NULL (from the data).
 check_sigma <- function(sigma, type) {
@@ -14,7 +14,8 @@ check_sigma <- function(sigma, type) {
   as.double(sigma)
 }
 
-kpl_kernel <- function(type = c("gaussian", "laplace", "linear", "integral_gaussian"), sigma = NULL, ...) {
+kpl_kernel <- function(type = c("gaussian", "laplace", "linear", "integral_gaussian", "categorical"), sigma = NULL,
+                       ...) {
   type <- check_string(type[1L], "type", kernel_types)
   extra <- list(...)
   if (length(extra)) {
@@ -45,7 +46,8 @@ print.kpl_kernel <- function(x, ...) {
 python_kernel <- function(k) {
   if (is_python(k)) return(k)
   if (k$type == "linear") return(fdakpl_python("kernels")$Linear())
-  if (is.null(k$sigma)) return(if (k$type == "gaussian") NULL else k$type)
+  if (is.null(k$sigma)) return(if (k$type %in% c("gaussian", "categorical")) NULL else k$type)
+  if (k$type == "categorical") return(py_call(fdakpl_python("factor_kernels")$Categorical(k$sigma)))
   cls <- c(gaussian = "Gaussian", laplace = "Laplace", integral_gaussian = "IntegralGaussian")[[k$type]]
   py_call(fdakpl_python("kernels")[[cls]](k$sigma))
 }

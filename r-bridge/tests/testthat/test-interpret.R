@@ -6,7 +6,7 @@ trapezoid_weights <- function(grid) {
 }
 
 linear_fit <- function(d) {
-  kpl(rcst ~ cca + sex, d, kernel = list(cca = kpl_kernel("linear"), scalars = kpl_kernel("gaussian", sigma = 2)),
+  kpl(rcst ~ cca + sex, d, kernel = list(cca = kpl_kernel("linear"), sex = kpl_kernel("categorical", sigma = 2)),
       lambda = 1e-6, combine = "sum", interpolate_inputs = TRUE, progress = FALSE)
 }
 

@@ -378,7 +378,8 @@ test_that("27.16 kernel = list() by the formula's names (backquotes optional); s
   e <- e[!is.na(e$pasat), ]
   err <- expect_error(kpl(rcst ~ `my cca` + pasat, e, kernel = list(pasat = kpl_kernel("gaussian", sigma = 2))),
                       class = "fdakpl_input_error")
-  expect_match(conditionMessage(err), "`kernel` names the scalar term 'pasat': scalar terms share one kernel, named \"scalars\"",
+  expect_match(conditionMessage(err),
+               "`kernel` names the numeric scalar term 'pasat': numeric scalar terms share one kernel, named \"scalars\"",
                fixed = TRUE)
   k <- kpl_kernel("linear")
   plain <- quiet(fit27(rcst ~ `my cca` + pasat, e, kernel = list(`my cca` = k)))

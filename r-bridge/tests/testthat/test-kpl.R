@@ -155,3 +155,18 @@ test_that("a model read back from disk asks to be refitted", {
   expect_identical(fitted(back), fitted(fit))
   expect_error(predict(back, d[31:32, ]), "refit it with kpl\\(\\)")
 })
+
+test_that("a factor has its own kernel: level names, level order and kernels by R term name", {
+  need_python()
+  d <- first_visits()
+  fit <- kpl(rcst ~ cca + sex, d, interpolate_inputs = TRUE, progress = FALSE)
+  d2 <- d
+  d2$sex <- factor(ifelse(d$sex == "male", "M", "F"), levels = c("M", "F"))  # renamed, other reference level
+  fit2 <- kpl(rcst ~ cca + sex, d2, interpolate_inputs = TRUE, progress = FALSE)
+  expect_lt(max_abs(fitted(fit2), fitted(fit)) / max(abs(fitted(fit))), 1e-10)
+  fixed <- kpl(rcst ~ cca + sex, d, lambda = 1e-3, interpolate_inputs = TRUE, progress = FALSE,
+               kernel = list(cca = kpl_kernel("gaussian", sigma = 0.5), sex = kpl_kernel("categorical", sigma = 1)))
+  expect_match(fixed$python_summary, "C\\(sex\\): Categorical\\(sigma=1\\)")
+  expect_error(kpl(rcst ~ cca + pasat, d, interpolate_inputs = TRUE, kernel = list(pasat = "gaussian")),
+               "numeric scalar terms share one kernel, named \"scalars\"", class = "fdakpl_input_error")
+})
