@@ -389,7 +389,7 @@ test_that("27.16 kernel = list() by the formula's names (backquotes optional); s
   g <- seq(0, 2, length.out = 93)
   expect_identical(fitted(quiet(fit27(rcst ~ `my cca`, e, grid = list(`my cca` = g)))),
                    fitted(quiet(fit27(rcst ~ `my cca`, e, grid = list("`my cca`" = g)))))
-  expect_error(kpl(rcst ~ `my cca`, e, kernel = list(cca = k)), "`kernel` names 'cca', which is not a curve",
+  expect_error(kpl(rcst ~ `my cca`, e, kernel = list(cca = k)), "`kernel` names 'cca', which is not a term of the formula",
                class = "fdakpl_input_error")
   expect_identical(coef_surface(plain, "my cca"), coef_surface(plain, "`my cca`"))
 })

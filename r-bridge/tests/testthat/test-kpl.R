@@ -166,7 +166,7 @@ test_that("a factor has its own kernel: level names, level order and kernels by 
   expect_lt(max_abs(fitted(fit2), fitted(fit)) / max(abs(fitted(fit))), 1e-10)
   fixed <- kpl(rcst ~ cca + sex, d, lambda = 1e-3, interpolate_inputs = TRUE, progress = FALSE,
                kernel = list(cca = kpl_kernel("gaussian", sigma = 0.5), sex = kpl_kernel("categorical", sigma = 1)))
-  expect_match(fixed$python_summary, "C\\(sex\\): Categorical\\(sigma=1\\)")
+  expect_match(fixed$python_summary, "C\\(sex\\): Categorical\\(sigma = 1\\)")
   expect_error(kpl(rcst ~ cca + pasat, d, interpolate_inputs = TRUE, kernel = list(pasat = "gaussian")),
                "numeric scalar terms share one kernel, named \"scalars\"", class = "fdakpl_input_error")
 })
