@@ -88,13 +88,14 @@ def main() -> None:
         dic = est.dictionary_
         phi, G = dic.evaluate(grid), dic.gram()
         b_diag = np.ones(G.shape[0]) if b == "identity" else float(b) ** -dic.scales_.astype(float)
+        lam_u = LAM * float(np.trace(G)) / G.shape[0]  # lambda in the unit of the atoms' norms (issue 24)
 
         def arrays(est=est):
             est.fit(Xtr, Ytr, locations=grid)
             return est.predict(Xte)
 
-        def floor_arrays(phi=phi, G=G, b_diag=b_diag):
-            return floor_fit_predict(Xtr, Xte, None, SIGMA, Ytr, length, phi, G, b_diag, LAM)
+        def floor_arrays(phi=phi, G=G, b_diag=b_diag, lam_u=lam_u):
+            return floor_fit_predict(Xtr, Xte, None, SIGMA, Ytr, length, phi, G, b_diag, lam_u)
 
         # everything fixed (kernel width, B, lambda): nothing is tuned, the front end's cost is its plumbing
         fr_kw = dict(formula_dic, kernel=Gaussian(SIGMA_FORMULA), output_matrix=b, lam=LAM, interpolate_inputs=True,
@@ -109,8 +110,8 @@ def main() -> None:
         kcca = kf.kernels["cca"] if hasattr(kf, "kernels") else kf  # one term: cca
         sigma_f, w_f = float(kcca.sigma), r.estimator.X_weights_["cca"]
 
-        def floor_formula(phi=phi, G=G, b_diag=b_diag, sigma_f=sigma_f, w_f=w_f):
-            return floor_fit_predict(Xtr, Xte, w_f, sigma_f, Ytr, length, phi, G, b_diag, LAM)
+        def floor_formula(phi=phi, G=G, b_diag=b_diag, sigma_f=sigma_f, w_f=w_f, lam_u=lam_u):
+            return floor_fit_predict(Xtr, Xte, w_f, sigma_f, Ytr, length, phi, G, b_diag, lam_u)
 
         err_a = float(np.max(np.abs(arrays() - floor_arrays())))
         err_f = float(np.max(np.abs(np.asarray(pred_f) - floor_formula())))
