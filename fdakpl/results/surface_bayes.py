@@ -20,7 +20,8 @@ is
     \\sigma^2 \\sum_{k,l} \\frac{(R U)_{pk}^2\\,(\\phi(t)^T B^{1/2} V)_l^2}{s_k e_l + n\\lambda},
 
 with ``sigma2`` estimated by the weighted residual sum of squares over ``N - edf`` (``N`` observed
-points, ``edf = sum s_k e_l / (s_k e_l + n lambda)``). As for smoothing splines (Wahba 1983, Nychka
+points, ``edf`` the trace of the smoother on them, as in the criteria of lambda; exact when every
+curve is observed at the same points). As for smoothing splines (Wahba 1983, Nychka
 1988), the posterior variance includes the penalty's bias on average over the surface, so the bands
 ``estimate +- z sd`` cover about ``1 - alpha`` of the surface's points; measured in
 ``benchmarks/results/surface_recovery.json`` with :class:`~fdakpl.roughness_kernels.PenalizedLinear`,
@@ -127,10 +128,14 @@ def posterior_sd(est: Any, term: str, theta: np.ndarray) -> tuple[np.ndarray, di
     e = np.clip(e, 0.0, None)
     nlam = n * float(est.lam) * float(problem.lam_unit)
     denom = np.outer(s, e) + nlam  # (p, d)
-    edf = float(np.sum(np.outer(s, e) / denom))
     obs, phi = problem.centred, problem.phi
-    H = est.K_ @ est.dual_coef_B_  # fitted dictionary coefficients of the training curves
     rows = obs.grid_index if phi.shape[0] != obs.index.size else np.arange(obs.index.size)
+    # edf = trace of the smoother y -> y_hat on the observed points: the atoms' Gram by the points' weights
+    # (averaged over curves: exact when all curves are observed at the same points)
+    phi_obs = phi[rows]
+    Gq = Vo.T @ B_half @ (phi_obs.T @ (problem.weights[:, None] * phi_obs) / n) @ B_half @ Vo
+    edf = float(np.sum(np.outer(s, np.diag(Gq)) / denom))
+    H = est.K_ @ est.dual_coef_B_  # fitted dictionary coefficients of the training curves
     resid = obs.value - np.einsum("nd,nd->n", H[obs.index], phi[rows])
     N = obs.index.size
     if N - edf <= 1:

@@ -222,7 +222,7 @@ def _resample(inputs: dict[str, Any], Y: xr.DataArray, idx: np.ndarray) -> tuple
 
 def surface_bands(res: Any, term: str, n_boot: int = 200, alpha: float = 0.05, method: str = "auto",
                   reference: Any = None, random_state: Any = 0, progress: bool | None = None,
-                  undersmooth: float = 0.25) -> xr.Dataset:
+                  undersmooth: float = 0.5) -> xr.Dataset:
     """Pointwise bands of a coefficient surface: Bayesian (Wahba--Nychka), or bootstrap over curves.
 
     ``"bayes"``: ``estimate +- z_{1 - alpha/2} sd`` with the posterior standard deviation of
@@ -255,7 +255,7 @@ def surface_bands(res: Any, term: str, n_boot: int = 200, alpha: float = 0.05, m
     progress : bool, optional
     undersmooth : float
         ``"bayes"`` only: the bands are those of the fit at ``undersmooth * lambda`` (0 < undersmooth <= 1;
-        1: the fit itself). The default 0.25 is the benchmark's choice (coverage and width at n = 100, 300,
+        1: the fit itself). The default 0.5 is the benchmark's choice (coverage and width at n = 100, 300,
         1000 in ``benchmarks/results/surface_recovery.json``).
 
     Returns
