@@ -11,8 +11,8 @@ import scipy.linalg as sla
 import fdakpl
 from fdakpl import BSpline, FunctionalRegression, Linear, PenalizedLinear, datasets
 from fdakpl.data.functional import quadrature_weights
-from fdakpl.roughness_kernels import roughness_matrix
 from fdakpl.results.surface_inference import select_surface, surface_bands
+from fdakpl.roughness_kernels import roughness_matrix
 
 
 @pytest.fixture(scope="module")
