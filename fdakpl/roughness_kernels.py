@@ -56,7 +56,7 @@ def roughness_matrix(s: Any, order: int = 2) -> np.ndarray:
     Examples
     --------
     >>> s = np.linspace(0, 1, 11)
-    >>> float(np.round(s**2 @ roughness_matrix(s) @ s**2, 10))  # int_0^1 (2)^2 ds over [0.1, 0.9] + ends
+    >>> float(np.round(s**2 @ roughness_matrix(s) @ s**2, 10))  # int_0^1 (d^2/ds^2 s^2)^2 ds = 4
     4.0
     >>> float(np.abs(roughness_matrix(s) @ (1 + 3 * s)).max()) < 1e-9
     True
@@ -71,9 +71,9 @@ def roughness_matrix(s: Any, order: int = 2) -> np.ndarray:
     for k in range(1, order + 1):  # divided differences of order k: (D_{p+1} - D_p) / (s_{p+k} - s_p)
         D = (D[1:] - D[:-1]) / (s[k:] - s[:-k])[:, None]
     D *= float(np.prod(np.arange(1, order + 1)))
-    span = (s[order:] - s[:-order])
-    # the rows cover overlapping spans (order of them overlap); the weights integrate over [s_0, s_-1] once
-    wd = span / order
+    # row p covers [s_p, s_{p+order}]: weight its span / order, rescaled so that the weights add up to the
+    # grid's range (a constant derivative integrates exactly over [s_0, s_{m-1}])
+    wd = (s[order:] - s[:-order]) / order
     wd = wd * (s[-1] - s[0]) / wd.sum()
     return D.T @ (wd[:, None] * D)
 
@@ -82,7 +82,11 @@ def roughness_matrix(s: Any, order: int = 2) -> np.ndarray:
 def _basis(weights: bytes, m: int, order: int, null_weight: float, unit: bool) -> tuple[np.ndarray, np.ndarray]:
     """Demmler--Reinsch basis ``V`` (W-orthonormal columns) and the penalty weights ``d`` of a grid."""
     w = np.frombuffer(weights, dtype=float, count=m)
-    s = np.arange(m, dtype=float) if unit else grid_from_weights(w)
+    try:
+        s = np.arange(m, dtype=float) if unit else grid_from_weights(w)
+    except ValueError:
+        raise ValueError("PenalizedLinear needs the trapezoidal quadrature weights of a grid (curves given as "
+                         "DataArrays on a grid, as FunctionalRegression passes them)") from None
     J = roughness_matrix(s, order)
     iw = 1.0 / np.sqrt(w)
     mu, U = np.linalg.eigh(iw[:, None] * J * iw[None, :])
@@ -90,6 +94,8 @@ def _basis(weights: bytes, m: int, order: int, null_weight: float, unit: bool) -
     V = iw[:, None] * U
     nonzero = np.arange(m) >= order  # eigh sorts ascending: the null space (polynomials of degree < order) first
     d = np.where(nonzero, mu / mu[order], 1.0 / null_weight)
+    V.setflags(write=False)  # cached: shared by every call with this grid
+    d.setflags(write=False)
     return V, d
 
 

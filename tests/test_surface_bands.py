@@ -183,3 +183,8 @@ def test_penalized_linear_bad_parameters():
         PenalizedLinear(null_weight=0.5)
     with pytest.raises(ValueError, match="at least 4 locations"):
         PenalizedLinear()(np.ones((2, 3)))
+
+
+def test_penalized_linear_refuses_weights_of_no_grid():
+    with pytest.raises(ValueError, match="trapezoidal quadrature weights"):
+        PenalizedLinear()(np.ones((2, 5)), weights=np.ones(5))
