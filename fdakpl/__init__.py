@@ -29,6 +29,7 @@ from .kernels import Gaussian, IntegralGaussian, Laplace, Linear, Product, Smoot
 from .losses import Huber, LogCosh, PseudoHuber, Square
 from .regression.model import FunctionalRegression
 from .results.core import FunctionalRegressionResults
+from .roughness_kernels import PenalizedLinear
 
 __all__ = [
     "FPCA",
@@ -46,6 +47,7 @@ __all__ = [
     "Linear",
     "LogCosh",
     "Nystroem",
+    "PenalizedLinear",
     "PiecewiseLinear",
     "Product",
     "PseudoHuber",

@@ -4,7 +4,17 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from fdakpl import FunctionalRegression, Gaussian, IntegralGaussian, Laplace, Linear, SmoothedLinear, Wavelet, datasets
+from fdakpl import (
+    FunctionalRegression,
+    Gaussian,
+    IntegralGaussian,
+    Laplace,
+    Linear,
+    PenalizedLinear,
+    SmoothedLinear,
+    Wavelet,
+    datasets,
+)
 from fdakpl.data.functional import quadrature_weights
 from fdakpl.kernels import ScaleDecay, grid_from_weights
 
@@ -72,7 +82,7 @@ def test_coefficient_surface_product_with_scalars_at_reference(sim):
     assert _rel(_linear_part(one, res, ["x"], reference=one), res.predict(one).values) < 1e-8
     default = res.coefficient_surface("x")
     assert "average covariate profile" in default.attrs["reference"]
-    with pytest.raises(ValueError, match="Linear or SmoothedLinear"):
+    with pytest.raises(ValueError, match="Linear, SmoothedLinear or PenalizedLinear"):
         FunctionalRegression("y ~ x", ds, progress=False, lam=1e-2).fit().coefficient_surface("x")
     with pytest.raises(ValueError, match="not a functional term"):
         res.coefficient_surface("z")
@@ -107,7 +117,7 @@ def _fd_check(ds, res, term, rtol, n_dirs=3, eps=1e-5):
 
 
 @pytest.mark.parametrize("kernel", [Gaussian(0.8), Laplace(1.5), Linear(), SmoothedLinear(0.1),
-                                    IntegralGaussian(1.0)], ids=repr)
+                                    PenalizedLinear(null_weight=1e2), IntegralGaussian(1.0)], ids=repr)
 def test_effect_surface_matches_finite_differences(sim, kernel):
     ds, _ = sim
     res = FunctionalRegression("y ~ x + z", ds, kernels={"x": kernel}, dictionary="fourier", lam=1e-2,
@@ -124,7 +134,9 @@ def test_effect_surface_sum_and_two_curves(sim):
 
 def test_effect_surface_equals_coefficient_surface_for_linear_kernel(sim):
     ds, _ = sim
-    for k in (Linear(), SmoothedLinear(0.05)):
+    # PenalizedLinear at null_weight 1e2: its surface matrix has condition number ~1e6 (~1e8 at the default
+    # 1e4, which costs ~1e-11 relative accuracy, more than these tolerances)
+    for k in (Linear(), SmoothedLinear(0.05), PenalizedLinear(null_weight=1e2)):
         res = FunctionalRegression("y ~ x", ds, kernels={"x": k}, dictionary="fourier", lam=1e-2,
                                    progress=False).fit()
         a, b = res.effect_surface("x"), res.coefficient_surface("x")

@@ -16,7 +16,8 @@ TOP_LEVEL = [
     "FPCA", "ApproxKPLRegressor", "BSpline", "Categorical", "Fourier", "FunctionalRegression",
     "FunctionalRegressionResults", "Gaussian", "Huber", "IntegralGaussian", "KPLRegressor", "Laplace", "Linear",
     "LogCosh", "Nystroem",
-    "PiecewiseLinear", "Product", "PseudoHuber", "RandomFourierFeatures", "SmoothedLinear", "Square", "Sum",
+    "PenalizedLinear", "PiecewiseLinear", "Product", "PseudoHuber", "RandomFourierFeatures", "SmoothedLinear",
+    "Square", "Sum",
     "Wavelet", "__version__", "baselines", "datasets", "dictionaries", "excess_risk_bound", "kernels", "load",
     "losses", "save", "solvers",
 ]

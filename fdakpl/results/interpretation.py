@@ -31,6 +31,7 @@ from ..data.functional import SAMPLE
 from ..factor_kernels import Categorical
 from ..formula.terms import SCALARS
 from ..kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Linear, Product, SmoothedLinear, Sum
+from ..roughness_kernels import PenalizedLinear
 from ..utils.docstrings import dti_fit_example, fill_doc
 from ..utils.notices import InterpolationWarning, said_once
 
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 #: kernels whose term contributes linearly to predictions
-LINEAR_KERNELS = (Linear, SmoothedLinear)
+LINEAR_KERNELS = (Linear, SmoothedLinear, PenalizedLinear)
 
 
 def _check_exact(est: Any) -> None:
@@ -132,7 +133,8 @@ def linear_surface(est: Any, term: str, theta: np.ndarray,
     ``beta = X^T diag(r) C`` (``X`` the training curves, ``C`` from
     :func:`response_coefficients`, ``r`` the other terms' kernels at their
     reference values, ones for a sum); for :class:`~fdakpl.kernels.SmoothedLinear`,
-    ``beta = W^{-1} S^T W S X^T diag(r) C``.
+    ``beta = W^{-1} S^T W S X^T diag(r) C``; for :class:`~fdakpl.roughness_kernels.PenalizedLinear`,
+    ``beta = M X^T diag(r) C`` with ``M`` its :meth:`~fdakpl.roughness_kernels.PenalizedLinear.surface_matrix`.
 
     Returns
     -------
@@ -152,7 +154,8 @@ def linear_surface(est: Any, term: str, theta: np.ndarray,
     _check_exact(est)
     ker, others, op = _term_parts(est, term) if term is not None else (est.kernel_, {}, "*")
     if not isinstance(ker, LINEAR_KERNELS):
-        raise ValueError(f"the coefficient surface needs a Linear or SmoothedLinear kernel on {term!r}, not "
+        raise ValueError(f"the coefficient surface needs a Linear, SmoothedLinear or PenalizedLinear kernel on "
+                         f"{term!r}, not "
                          f"{ker!r}; refit with kernels={{{term!r}: Linear()}} or use effect_surface (any kernel)")
     X = est.X_fit_[term] if isinstance(est.X_fit_, Mapping) else est.X_fit_
     w = est.X_weights_[term] if isinstance(est.X_weights_, Mapping) else est.X_weights_
@@ -165,6 +168,8 @@ def linear_surface(est: Any, term: str, theta: np.ndarray,
         wv = np.ones(X.shape[1]) if w is None else np.asarray(w, dtype=float)
         S = ker.smoother(X.shape[1] if w is None else wv)
         beta = (S.T @ (wv[:, None] * (S @ beta))) / wv[:, None]
+    elif isinstance(ker, PenalizedLinear):
+        beta = ker.surface_matrix(X.shape[1] if w is None else w) @ beta
     return beta, described
 
 
@@ -202,9 +207,11 @@ def kernel_gradient(kernel: Kernel, Xn: np.ndarray, Xf: np.ndarray, w: np.ndarra
         if isinstance(kernel, SmoothedLinear) and kernel.bandwidth > 0:
             S = kernel.smoother(Xn.shape[1] if w is None else wv)
             G = ((Xf @ S.T) * wv) @ S / wv
+        elif isinstance(kernel, PenalizedLinear):
+            G = Xf @ kernel.surface_matrix(Xn.shape[1] if w is None else wv).T
         return np.broadcast_to(G[None], diff.shape)
     raise ValueError(f"no closed-form derivative for {kernel!r}; effect surfaces support Gaussian, Laplace, Linear, "
-                     "SmoothedLinear and IntegralGaussian kernels on curves")
+                     "SmoothedLinear, PenalizedLinear and IntegralGaussian kernels on curves")
 
 
 def effect_surface(est: Any, term: str, X_new: Mapping[str, np.ndarray], theta: np.ndarray, *,
