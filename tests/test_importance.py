@@ -26,7 +26,7 @@ def test_true_term_large_noise_terms_near_zero(fit):
     assert frame.loc["x", "rel_increase_perm"] > 1.0  # permuting the true input more than doubles the LOO error
     assert frame.loc["x", "delta_LOO_drop"] > 0.5 * imp.loo
     assert frame.loc["x", "p_value"] == pytest.approx(1 / 50)
-    for t in ("noise", "scalars"):
+    for t in ("noise", "z"):  # the scalar covariate has its own row (named by its column)
         assert abs(frame.loc[t, "rel_increase_perm"]) < 0.05
         assert frame.loc[t, "delta_LOO_drop"] < 0.05 * imp.loo  # negative: the useless term only adds variance
         assert frame.loc[t, "p_value"] > 0.05  # not significant (the null p-value is uniform)
