@@ -33,10 +33,10 @@ import xarray as xr
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import write_results  # noqa: E402
+from _results import write_results
 
-from fdakpl import FunctionalRegression, Gaussian  # noqa: E402
-from fdakpl.factor_kernels import Categorical  # noqa: E402, F401
+from fdakpl import FunctionalRegression, Gaussian
+from fdakpl.factor_kernels import Categorical  # noqa: F401
 
 OUT = Path(__file__).resolve().parent / "results" / "permutation_size.json"
 

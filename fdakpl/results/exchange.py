@@ -183,7 +183,8 @@ def resolve_covariate(name: str, parsed: Any, terms: list[str]) -> Covariate:
     >>> from fdakpl import datasets
     >>> from fdakpl.formula.terms import parse_formula
     >>> p = parse_formula("rcst ~ cca + pasat + I(pasat**2)", datasets.dti_first_visits())
-    >>> resolve_covariate("pasat", p, ["cca", "scalars"]).columns, resolve_covariate("scalars", p, ["cca", "scalars"]).kind
+    >>> terms = ["cca", "scalars"]
+    >>> resolve_covariate("pasat", p, terms).columns, resolve_covariate("scalars", p, terms).kind
     ((0,), 'scalars')
     """
     from ..formula.grammar import factor_variables

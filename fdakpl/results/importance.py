@@ -105,8 +105,9 @@ class TermImportance:
                 f"attainable {1 / (self.n_permutations + 1):.2g})")
         shown = list(dict.fromkeys(s for s in self.schemes if s))
         if shown:
-            text += "; " + "; ".join(f"{', '.join(t for t, s in zip(self.terms, self.schemes, strict=True) if s == x)}: "
-                                     f"{x}" if len(shown) > 1 else x for x in shown)
+            pairs = list(zip(self.terms, self.schemes, strict=True))
+            text += "; " + "; ".join(f"{', '.join(t for t, s in pairs if s == x)}: {x}" if len(shown) > 1 else x
+                                     for x in shown)
         return text + "."
 
     def table(self):
@@ -262,7 +263,7 @@ def fit_groups(res: Any) -> np.ndarray | None:
     model = res.model
     if getattr(model, "groups", None) is None:
         return None
-    return model._group_labels()[0]
+    return model.group_codes()
 
 
 def closed_form_path(res: Any) -> RidgePath:
