@@ -278,7 +278,7 @@ class FunctionalRegression:
         >>> from fdakpl import datasets
         >>> ds = datasets.dti_first_visits()
         >>> FunctionalRegression("rcst ~ cca", ds, groups=ds["sex"].values).group_codes()[:4]
-        array([0, 0, 1, 0])
+        array([0, 0, 1, 1])
         """
         return self._group_labels()[0]
 
