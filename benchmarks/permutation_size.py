@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import write_results
 
 from fdakpl import FunctionalRegression, Gaussian
-from fdakpl.factor_kernels import Categorical  # noqa: F401
+from fdakpl.dictionaries import Fourier
 
 OUT = Path(__file__).resolve().parent / "results" / "permutation_size.json"
 
@@ -70,7 +70,7 @@ def simulate(seed: int, n_subjects: int, size: int) -> xr.Dataset:
 def pvalues(ds: xr.Dataset, groups: bool, perms: int, seed: int) -> dict[str, float]:
     """The permutation p-values of ``x`` and ``z`` at fixed kernels and lambda."""
     res = FunctionalRegression("y ~ x + z", ds, kernels={"x": Gaussian(4.0), "scalars": Gaussian(2.0)},
-                               dictionary="fourier", lam=1e-2, width_grid=None, b_grid=None,
+                               dictionary=Fourier(5), lam=1e-2, width_grid=None, b_grid=None,
                                groups="subject" if groups else None, progress=False).fit()
     out = {}
     for term in ("x", "z"):
@@ -124,8 +124,8 @@ def main() -> None:
         "what": "null p-values of permutation_test (inputs unrelated to the responses); KS against U(0,1)",
         "settings": {"reps": args.reps, "n_permutations": args.perms, "subjects": args.subjects,
                      "curves_per_subject": args.size, "curves_iid": args.subjects * args.size,
-                     "fit": "y ~ x + z, Gaussian(4) on x, Gaussian(2) on z, Fourier dictionary, lam=1e-2, "
-                            "no tuning"},
+                     "fit": "y ~ x + z, Gaussian(4) on x, Gaussian(2) on z, Fourier(5) dictionary (11 atoms), "
+                            "lam=1e-2, no tuning"},
         "schemes": schemes,
         "results": {k: summarise(np.array(v), args.perms) for k, v in rows.items()},
         "seconds": time.perf_counter() - t0,

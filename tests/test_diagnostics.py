@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl import FunctionalRegression, IntegralGaussian, datasets
+from fdakpl import FunctionalRegression, Gaussian, IntegralGaussian, datasets
 from fdakpl.diagnostics.bounds import (
     excess_risk_bound,
     feasible_n,
@@ -289,7 +289,26 @@ def test_kappa_of_an_unbounded_kernel_is_a_plug_in():
     dg = res.diagnostics()
     w = res.estimator.X_weights_["x"]  # the formula front end passes a term -> weights mapping
     assert dg["kappa"] == pytest.approx(np.max(np.sum(w * x**2, axis=1)))  # max_i ||x_i||^2_{L2}
-    assert dg["kappa_how"].endswith("(plug-in)") and "a plug-in like L" in _flat(res.summary())
+    assert dg["kappa_how"].endswith("(plug-in)") and "a plug-in like L" in _flat(res.summary(diagnostics="full"))
+    # sup k(x, x) is infinite: the propositions' bounded kernel is not this one, the number is indicative
+    app = dg["applicability"]
+    assert app.status == "indicative" and any("the kernel is unbounded" in r for r in app.reasons)
+    bounded = FunctionalRegression("y ~ x", ds, kernels={"x": Gaussian(1.0)}, lam=1e-2, progress=False).fit()
+    assert not any("unbounded" in r for r in bounded.diagnostics()["applicability"].reasons)
+
+
+def test_dependent_curves_make_the_bound_indicative():
+    r = np.random.default_rng(1)
+    x = r.normal(size=(40, 20)).cumsum(1) / 5
+    ds = xr.Dataset({"x": (("sample", "s"), x), "y": (("sample", "t"), np.sin(x[:, ::2])),
+                     "subject": ("sample", np.repeat(np.arange(10), 4))},
+                    coords={"s": np.linspace(0, 1, 20), "t": np.linspace(0, 1, 10)})
+    kw = dict(kernels={"x": Gaussian(1.0)}, lam=1e-2, progress=False)
+    free = FunctionalRegression("y ~ x", ds, **kw).fit().diagnostics()["applicability"]
+    grouped = FunctionalRegression("y ~ x", ds, groups="subject", **kw).fit().diagnostics()["applicability"]
+    assert free.status == "applies" and grouped.status == "indicative"
+    assert grouped.reasons[0].startswith("groups= given: curves of a group are dependent")
+    assert "only 10 groups are independent" in grouped.reasons[0]
 
 
 def test_rescaling_response_locations_leaves_the_bound_unchanged(dti):

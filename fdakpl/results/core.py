@@ -363,7 +363,8 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
             loss=loss_name(est.loss), solver=self.solver, fully_observed=fully, integration=est.integration_,
             approx=None if approx is None else str(getattr(est, "approx_description_", "approximate kernel")),
             counts=counts, location=obs.location, domain=(lo, hi), grid=obs.grid, grid_index=obs.grid_index,
-            kappa=kappa, kappa_how=kappa_how, riesz=dc["riesz"], normed=dc["normed"])
+            kappa=kappa, kappa_how=kappa_how, riesz=dc["riesz"], normed=dc["normed"],
+            n_groups=_n_groups(self.model), unbounded_kernel=not np.isfinite(_diagonal_bound(est.kernel_)))
         m_used = None if fully else float(counts.min())
         consts = dict(kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta, domain_length=hi - lo)
         bound = at_lam = None
@@ -462,6 +463,18 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         from .plotting import plot_overview
 
         return plot_overview(self, samples=samples, bands=bands)
+
+
+def _n_groups(model: Any) -> int | None:
+    """The number of groups of a fit with ``groups=`` (None without)."""
+    codes = model.group_codes() if getattr(model, "groups", None) is not None else None
+    return None if codes is None else int(np.unique(codes).size)
+
+
+def _diagonal_bound(kernel: Any) -> float:
+    """``sup_x k(x, x)`` of the fitted kernel (1 when the kernel does not say)."""
+    bound = getattr(kernel, "diagonal_bound", None)
+    return float(bound()) if callable(bound) else 1.0
 
 
 def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
