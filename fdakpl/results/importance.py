@@ -367,7 +367,6 @@ def importance_for_summary(res: Any, importance: Any) -> tuple[TermImportance | 
             return computed, None
         if getattr(res.estimator, "route_", None) != "eigendecomposition":  # no closed-form path: none to offer
             return None, None
-        return None, ("Term importance (drop and permutation, with p-values) is computed on request: "
-                      "res.term_importance() or summary(importance=True).")
+        return None, "Term importance and p-values: res.term_importance() or summary(importance=True)."
     n_perm = AUTO_PERMUTATIONS if importance is True else int(importance)
     return res.term_importance(n_permutations=n_perm), None
