@@ -344,7 +344,7 @@ def _fit_rows(res: Any, diag: dict[str, Any], full: bool = False) -> list[tuple[
         rows.append(("Repr. error median", _zero(diag["representation_error_median"], 1.0)))
         score = _criterion_score(res)
         rows.append(score if score is not None else ("Fit time (s)", res.fit_seconds))
-    return rows + [("Pointwise R2", f"{trio(r2p)} (min / median / max)")]
+    return [*rows, ("Pointwise R2", f"{trio(r2p)} (min / median / max)")]
 
 
 def _diag_rows(diag: dict[str, Any], res: Any, eta: float) -> list[tuple[str, Any]]:

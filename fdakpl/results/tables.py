@@ -212,7 +212,7 @@ class ColumnTable:
         if not natural:
             return []
         if self.aligns is not None:  # columns at their natural widths, the last one taking what is left
-            return natural[:-1] + [max(natural[-1], width - sum(natural[:-1]) - _GAP * (len(natural) - 1))]
+            return [*natural[:-1], max(natural[-1], width - sum(natural[:-1]) - _GAP * (len(natural) - 1))]
         rest = len(natural) - 1
         spare = width - natural[0] - _GAP * rest
         if rest and spare >= sum(natural[1:]):  # the other columns share the rest of the width
