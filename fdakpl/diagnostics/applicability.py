@@ -215,8 +215,9 @@ def bound_applicability(*, loss: str, solver: str, approx: str | None, fully_obs
                     "bounded kernel; kappa is replaced by the largest k(x_i, x_i) over the training inputs")
     if fully_observed:
         if integration == "plugin":
-            return Applicability(prop, INDICATIVE, [*data, "fully observed curves with integration='plugin': the " "inner products are plug-in averages, not quadrature"],
-                                 checks)
+            plugin = ("fully observed curves with integration='plugin': the inner products are plug-in averages, "
+                      "not quadrature")
+            return Applicability(prop, INDICATIVE, [*data, plugin], checks)
         checks.append("fully observed: inner products by quadrature on the grid stand in for the exact L2 ones")
         return Applicability(prop, INDICATIVE if data else APPLIES, data, checks)
     bad, ok = sampling_design(counts, location, domain, grid=grid, grid_index=grid_index)
