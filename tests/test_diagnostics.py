@@ -319,7 +319,7 @@ def test_rescaling_response_locations_leaves_the_bound_unchanged(dti):
     assert d55["domain_length"] == pytest.approx(55.0)
     assert d55["M"] == pytest.approx(d1["M"] / np.sqrt(55)) and d55["R"] == pytest.approx(d1["R"] * np.sqrt(55))
     assert d55["bound"].bound == pytest.approx(d1["bound"].bound, rel=1e-9)
-    assert "per unit length" in _flat(big.summary())
+    assert "per unit length" in _flat(big.summary(diagnostics="full"))
 
 
 # ----------------------------------------------------------------------------- item 3: applicability
@@ -351,8 +351,9 @@ def test_verdicts_on_the_dti_data(dti):
         dg = res.diagnostics()
         assert dg["applicability"].status == "not applicable" and dg["bound"] is None
         assert why in " ".join(dg["applicability"].reasons)
-        text = _flat(res.summary())
+        text = _flat(res.summary(diagnostics="full"))
         assert "Bound at lambda*:" in text and "not applicable" in text and why in text
+        assert "Excess-risk bound: not applicable" in _flat(res.summary()) and why in _flat(res.summary())
 
 
 def test_nystroem_fit_is_not_covered(dti):
@@ -384,7 +385,7 @@ def test_fully_observed_ridge_is_proposition_5_1():
     res = FunctionalRegression("y ~ x", ds, dictionary="fourier", lam=1e-2, progress=False).fit()
     dg = res.diagnostics()
     assert dg["applicability"].label == "5.1" and dg["bound"].proposition == "5.1"
-    assert dg["sqrt_n_rate"] is None and "m >= sqrt(n)" not in str(res.summary())
+    assert dg["sqrt_n_rate"] is None and "m >= sqrt(n)" not in str(res.summary(diagnostics="full"))
 
 
 def test_random_missing_on_a_grid_with_equal_m_applies():
@@ -404,7 +405,7 @@ def test_random_missing_on_a_grid_with_equal_m_applies():
 
 
 def test_summary_wording(dti):
-    text = _flat(_fit(dti).summary())
+    text = _flat(_fit(dti).summary(diagnostics="full"))
     for key in ("Proposition:", "5.2 (indicative)", "m >= sqrt(n) (n^-1/2 rate)", "not a condition for the bound",
                 "L and R are plug-in estimates", "R at the fitted lambda, not at lambda*",
                 "for the true constants", "no step of the proofs uses c_phi", "Bound at fitted lambda"):

@@ -32,7 +32,7 @@ __all__ = ["FunctionalRegressionResults"]
 
 @saved("model", "estimator", "kernels", "solver", "solver_reason", "lam", "criterion", "lam_grid", "criteria",
        "cv_result", "lam_on_edge", "notes", "fit_seconds", "tuning", "edf", "condition_numbers", "rkhs_norm",
-       defaults={"problem": None, "path": None, "_cache": {}})
+       "held_out", defaults={"problem": None, "path": None, "_cache": {}})
 class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     """Results of :meth:`fdakpl.FunctionalRegression.fit`.
 
@@ -95,6 +95,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         self.edf = float(at.edf[0]) if at is not None else float(getattr(estimator, "edf_", np.nan))
         self.condition_numbers = _condition_numbers(estimator, path, self.lam)
         self.rkhs_norm = _rkhs_norm(estimator)
+        self.held_out = _held_out(path, estimator, criterion, self.lam)
 
     @functools.cached_property
     def criteria(self) -> Any:
@@ -476,6 +477,17 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         from .plotting import plot_overview
 
         return plot_overview(self, samples=samples, bands=bands)
+
+
+def _held_out(path: Any, est: Any, criterion: Any, lam: float) -> dict[str, float] | None:
+    """The held-out error of the fit and of the mean curve (the summary's line): leave-one-curve-out (or
+    leave-one-group-out with groups) at ``lam`` and as lambda grows without bound, where the ridge fit is the mean
+    curve (the mean function held at its full-data value in both); None without a closed-form path."""
+    if path is None or getattr(est, "route_", None) != "eigendecomposition":
+        return None
+    groups = getattr(criterion, "labels", None)
+    model, mean = (float(v) for v in path.loo(np.array([lam, 1e12 * max(1.0, lam)]), groups=groups))
+    return {"model": model, "mean": mean, "groups": float(groups is not None)}
 
 
 def _n_groups(model: Any) -> int | None:

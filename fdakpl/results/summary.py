@@ -243,8 +243,8 @@ def _short(crit: Any) -> str:
 def held_out_line(res: Any) -> tuple[str, str] | None:
     """The model's held-out error against the mean curve's: leave-one-curve-out (leave-one-group-out with
     ``groups=``) at the fitted lambda and as lambda grows without bound, where the fit is the mean curve;
-    both from the fit's ridge path, the mean function held at its full-data value in both. K-fold CV and
-    fits without a closed-form path show their criterion's score alone.
+    both from the fit's ridge path (``res.held_out``, computed when fitting), the mean function held at its
+    full-data value in both. Fits without a closed-form path show their criterion's score alone.
 
     Examples
     --------
@@ -254,11 +254,10 @@ def held_out_line(res: Any) -> tuple[str, str] | None:
     >>> held_out_line(res)
     ('LOO error', '0.003845; mean curve 0.004501 (14.6% lower)')
     """
-    path = getattr(res, "path", None)
-    groups = getattr(res.criterion, "labels", None)
-    name = "LOGO error" if groups is not None else "LOO error"
-    if path is not None and getattr(res.estimator, "route_", None) == "eigendecomposition":
-        model, mean = (float(v) for v in path.loo(np.array([res.lam, 1e12 * max(1.0, res.lam)]), groups=groups))
+    held = getattr(res, "held_out", None)
+    if held is not None:
+        name = "LOGO error" if held.get("groups") else "LOO error"
+        model, mean = held["model"], held["mean"]
         if not (np.isfinite(model) and np.isfinite(mean) and mean > 0):
             return None
         change = 100.0 * (1.0 - model / mean)
@@ -400,7 +399,9 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto",
     if line is not None:
         fit.pairs.append(line)
     smry.tables.append(fit)
-    smry.tables.append(term_table(term_records(res, imp), imp, title=f"Terms (combined by {res.model.combine})"))
+    title = f"Terms (combined by {res.model.combine}" + (f"; {imp.n_permutations} permutations per term)"
+                                                          if imp is not None else ")")
+    smry.tables.append(term_table(term_records(res, imp), imp, title=title))
     if full:
         smry.tables.append(kv_table(_diag_rows(diag, res, eta), "Excess-risk diagnostics (Bouche et al. 2021, "
                                                                 "section 5)"))
