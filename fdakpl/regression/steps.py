@@ -334,8 +334,7 @@ def tuning_notices(result: TuningResult, grids: Sequence[np.ndarray], b_grid: np
             shown = ", ".join(f"{v:g}" for v in np.unique(np.asarray(g, dtype=float)))
             notes.append(f"the numeric scalar covariates ({t!r}) got the widest kernel of the grid, {m:g} x the "
                          f"median heuristic (grid [{shown}]), by {criterion.name}: the kernel is nearly constant "
-                         "over them, so they change the predictions little (see res.term_importance() for each "
-                         "covariate)")
+                         "over them, so they change the predictions little")
             continue
         msg = edge_notice(f"width multiple (of the median heuristic) of {t!r}", g, m, criterion,
                           "width_grid=[...], multiples of the median heuristic", natural_low=width_default)
