@@ -100,9 +100,8 @@ class TermImportance:
         """
         short = "LOO" if "curve" in self.statistic else "LOGO"
         text = (f"Term importance: d{short} drop = increase of the {self.statistic} without the covariate (each "
-                f"model at its best lambda); d{short} perm = mean increase when its values are permuted (fitted "
-                f"lambda); p-value of that permutation test ({self.n_permutations} permutations, smallest "
-                f"attainable {1 / (self.n_permutations + 1):.2g})")
+                f"model at its best lambda); p-value of the permutation test at the fitted lambda "
+                f"({self.n_permutations} permutations, smallest attainable {1 / (self.n_permutations + 1):.2g})")
         shown = list(dict.fromkeys(s for s in self.schemes if s))
         if shown:
             pairs = list(zip(self.terms, self.schemes, strict=True))
