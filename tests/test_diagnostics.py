@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from fdakpl import FunctionalRegression, IntegralGaussian, datasets
+from fdakpl import FunctionalRegression, Gaussian, IntegralGaussian, datasets
 from fdakpl.diagnostics.bounds import (
     excess_risk_bound,
     feasible_n,
@@ -289,7 +289,26 @@ def test_kappa_of_an_unbounded_kernel_is_a_plug_in():
     dg = res.diagnostics()
     w = res.estimator.X_weights_["x"]  # the formula front end passes a term -> weights mapping
     assert dg["kappa"] == pytest.approx(np.max(np.sum(w * x**2, axis=1)))  # max_i ||x_i||^2_{L2}
-    assert dg["kappa_how"].endswith("(plug-in)") and "a plug-in like L" in _flat(res.summary())
+    assert dg["kappa_how"].endswith("(plug-in)") and "a plug-in like L" in _flat(res.summary(diagnostics="full"))
+    # sup k(x, x) is infinite: the propositions' bounded kernel is not this one, the number is indicative
+    app = dg["applicability"]
+    assert app.status == "indicative" and any("the kernel is unbounded" in r for r in app.reasons)
+    bounded = FunctionalRegression("y ~ x", ds, kernels={"x": Gaussian(1.0)}, lam=1e-2, progress=False).fit()
+    assert not any("unbounded" in r for r in bounded.diagnostics()["applicability"].reasons)
+
+
+def test_dependent_curves_make_the_bound_indicative():
+    r = np.random.default_rng(1)
+    x = r.normal(size=(40, 20)).cumsum(1) / 5
+    ds = xr.Dataset({"x": (("sample", "s"), x), "y": (("sample", "t"), np.sin(x[:, ::2])),
+                     "subject": ("sample", np.repeat(np.arange(10), 4))},
+                    coords={"s": np.linspace(0, 1, 20), "t": np.linspace(0, 1, 10)})
+    kw = dict(kernels={"x": Gaussian(1.0)}, lam=1e-2, progress=False)
+    free = FunctionalRegression("y ~ x", ds, **kw).fit().diagnostics()["applicability"]
+    grouped = FunctionalRegression("y ~ x", ds, groups="subject", **kw).fit().diagnostics()["applicability"]
+    assert free.status == "applies" and grouped.status == "indicative"
+    assert grouped.reasons[0].startswith("groups= given: curves of a group are dependent")
+    assert "only 10 groups are independent" in grouped.reasons[0]
 
 
 def test_rescaling_response_locations_leaves_the_bound_unchanged(dti):
@@ -300,7 +319,7 @@ def test_rescaling_response_locations_leaves_the_bound_unchanged(dti):
     assert d55["domain_length"] == pytest.approx(55.0)
     assert d55["M"] == pytest.approx(d1["M"] / np.sqrt(55)) and d55["R"] == pytest.approx(d1["R"] * np.sqrt(55))
     assert d55["bound"].bound == pytest.approx(d1["bound"].bound, rel=1e-9)
-    assert "per unit length" in _flat(big.summary())
+    assert "per unit length" in _flat(big.summary(diagnostics="full"))
 
 
 # ----------------------------------------------------------------------------- item 3: applicability
@@ -332,8 +351,9 @@ def test_verdicts_on_the_dti_data(dti):
         dg = res.diagnostics()
         assert dg["applicability"].status == "not applicable" and dg["bound"] is None
         assert why in " ".join(dg["applicability"].reasons)
-        text = _flat(res.summary())
+        text = _flat(res.summary(diagnostics="full"))
         assert "Bound at lambda*:" in text and "not applicable" in text and why in text
+        assert "Excess-risk bound: not applicable" in _flat(res.summary()) and why in _flat(res.summary())
 
 
 def test_nystroem_fit_is_not_covered(dti):
@@ -365,7 +385,7 @@ def test_fully_observed_ridge_is_proposition_5_1():
     res = FunctionalRegression("y ~ x", ds, dictionary="fourier", lam=1e-2, progress=False).fit()
     dg = res.diagnostics()
     assert dg["applicability"].label == "5.1" and dg["bound"].proposition == "5.1"
-    assert dg["sqrt_n_rate"] is None and "m >= sqrt(n)" not in str(res.summary())
+    assert dg["sqrt_n_rate"] is None and "m >= sqrt(n)" not in str(res.summary(diagnostics="full"))
 
 
 def test_random_missing_on_a_grid_with_equal_m_applies():
@@ -385,7 +405,7 @@ def test_random_missing_on_a_grid_with_equal_m_applies():
 
 
 def test_summary_wording(dti):
-    text = _flat(_fit(dti).summary())
+    text = _flat(_fit(dti).summary(diagnostics="full"))
     for key in ("Proposition:", "5.2 (indicative)", "m >= sqrt(n) (n^-1/2 rate)", "not a condition for the bound",
                 "L and R are plug-in estimates", "R at the fitted lambda, not at lambda*",
                 "for the true constants", "no step of the proofs uses c_phi", "Bound at fitted lambda"):

@@ -26,7 +26,7 @@ def test_true_term_large_noise_terms_near_zero(fit):
     assert frame.loc["x", "rel_increase_perm"] > 1.0  # permuting the true input more than doubles the LOO error
     assert frame.loc["x", "delta_LOO_drop"] > 0.5 * imp.loo
     assert frame.loc["x", "p_value"] == pytest.approx(1 / 50)
-    for t in ("noise", "scalars"):
+    for t in ("noise", "z"):  # the scalar covariate has its own row (named by its column)
         assert abs(frame.loc[t, "rel_increase_perm"]) < 0.05
         assert frame.loc[t, "delta_LOO_drop"] < 0.05 * imp.loo  # negative: the useless term only adds variance
         assert frame.loc[t, "p_value"] > 0.05  # not significant (the null p-value is uniform)
@@ -62,7 +62,7 @@ def test_summary_importance_options(fit):
     _, _, res = fit
     res._cache.pop("importance", None)  # the fixture is shared: start from a fit where nothing was asked
     text = str(res.summary())  # the summary formats what was computed: importance only on request
-    assert "Term importance (drop and permutation, with p-values) is computed on request" in " ".join(text.split())
+    assert "Term importance and p-values: res.term_importance() or summary(importance=True)" in " ".join(text.split())
     assert "5 permutations" in str(res.summary(importance=5))  # computed once, kept
     assert "5 permutations" in str(res.summary())  # "auto" shows what was computed last
     assert "Term importance" not in str(res.summary(importance=False))

@@ -1,5 +1,6 @@
 """The formula front end: parsing, routing, tuning, results, summary, bands and tests."""
 
+import re
 import warnings
 
 import numpy as np
@@ -150,12 +151,18 @@ def test_summary_and_html(dti):
     res = FunctionalRegression("rcst ~ cca + C(sex)", dti, dictionary="db3", level=4, output_matrix=1.5,
                                interpolate_inputs=True, progress=False).fit()
     text = str(res.summary())
-    for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "plug-in", "leave-one-curve-out", "LOO score",
-                "Width of cca", "Width of C(sex)", "Integrated R2", "Riesz C_phi",
-                "lambda*", "Bound at lambda*", "m >= sqrt(n)", "ScaleDecay(b=1.5)", "filled 2 missing"):
+    for key in ("rcst ~ cca + C(sex)", "Curves n:", "100", "by LOO", "LOO error:", "mean curve",
+                "Integrated R2", "lambda*", "ScaleDecay(b=1.5)", "filled 2 missing"):
         assert key in text, key
+    for term, kind in (("cca", "curve"), ("C(sex)", "factor")):  # one row per term, with its fitted width
+        m = res.tuning.multiples[res.tuning.terms.index(term)]
+        assert re.search(rf"{re.escape(term)}\s+{kind}\s+\S+\s+{m:g} x median", text), term
+    full = str(res.summary(diagnostics="full"))
+    for key in ("plug-in", "leave-one-curve-out", "LOO score", "Riesz C_phi", "Bound at lambda*", "m >= sqrt(n)"):
+        assert key in full, key
     html = res._repr_html_()
-    assert "<table" in html and "Excess-risk diagnostics" in html
+    assert "<table" in html and "Terms" in html
+    assert "Excess-risk diagnostics" in res.summary(diagnostics="full").as_html()
 
 
 # ----------------------------------------------------------------------------- beyond the paper
@@ -214,8 +221,10 @@ def test_permutation_test_result_reads_like_scipy(rng):
     assert out.null_distribution.shape == (19,) and out.n_permutations == 19
     assert out.pvalue == (1 + np.sum(out.null_distribution <= out.statistic)) / 20
     text = str(out)
-    assert "no association between y and x" in text and f"p-value: {out.pvalue:.4g}" in text
-    assert "array(" not in text and len(text.splitlines()) == 4 and "pvalue=" in repr(out)
+    assert out.pvalue == 1 / 20  # the data beat every permutation: printed at the floor, as "< 1/(B+1)"
+    assert "no association between y and x" in text and "p-value: < 0.05 (19 permutations" in text
+    assert "permutations: curves permuted (30 exchangeable curves)" in text
+    assert "array(" not in text and len(text.splitlines()) == 5 and "pvalue=" in repr(out)
     with pytest.warns(DeprecationWarning, match="result.pvalue"):
         assert out["p_value"] == out.pvalue  # the dict keys of earlier versions still read
     with pytest.raises(KeyError, match="null_distribution"):

@@ -28,7 +28,7 @@ def res():
 
 @pytest.fixture(scope="module")
 def text(res):
-    return str(res.summary(importance=19))  # computed on request (and kept): every table of the summary
+    return str(res.summary(importance=19, diagnostics="full"))  # computed on request (and kept): every table
 
 
 def test_one_width_for_all_tables_and_notes(text, res):
@@ -36,7 +36,8 @@ def test_one_width_for_all_tables_and_notes(text, res):
     assert max(map(len, lines)) <= WIDTH
     rules = [line for line in lines if set(line) <= {"=", "-"} and line]
     assert rules and {len(r) for r in rules} == {WIDTH}  # every table has the same width
-    n_tables = len(res.summary().tables)  # model, fit, diagnostics, and term importance (a statsmodels table)
+    n_tables = len(res.summary(diagnostics="full").tables)  # model, fit, terms and the diagnostics
+    assert len(res.summary().tables) == 3  # the diagnostics table only in full
     assert n_tables == 4 and sum(set(r) == {"="} for r in rules) == 2 * n_tables  # each opened and closed
 
 
@@ -88,7 +89,9 @@ def test_bound_not_applicable_reads_as_such(res, monkeypatch):
     diag["applicability"] = Applicability(None, "not applicable", ["the loss is logcosh(5): the propositions "
                                                                    "are proved for the square loss"])
     monkeypatch.setattr(type(res), "diagnostics", lambda self, eta=0.05: diag)
-    out = str(res.summary())
+    compact = " ".join(str(res.summary()).split())
+    assert "Excess-risk bound: not applicable (the loss is logcosh(5): the propositions are proved" in compact
+    out = str(res.summary(diagnostics="full"))
     flat = " ".join(out.split())
     assert "Bound at lambda*: not applicable: the loss is logcosh(5): the propositions are proved" in flat
     assert "term B2" not in out and "Bound at fitted lambda" not in out
@@ -102,17 +105,17 @@ def test_bound_not_applicable_reads_as_such(res, monkeypatch):
 
 
 def test_every_format_ipython_asks_for(res):
-    smry = res.summary()
+    smry = res.summary(diagnostics="full")
     from IPython.core.formatters import DisplayFormatter
 
     data, _ = DisplayFormatter().format(smry)  # what a notebook (and the docs' executed pages) computes
     assert {"text/plain", "text/html", "text/latex"} <= set(data)
-    assert "Excess-risk diagnostics" in data["text/latex"] and "Atoms d" in smry.as_csv()
+    assert "Excess-risk diagnostics" in data["text/latex"] and "Dictionary:" in smry.as_csv()
 
 
 def test_html_tables(res, text):
     page = res._repr_html_()  # after `text`: the importance computed there is shown (not recomputed)
-    assert page.count("<table") == len(res.summary().tables) == 4 and "Wavelet(wavelet=&#x27;db3&#x27;, level=4" in page
+    assert page.count("<table") == len(res.summary().tables) == 3 and "Wavelet(wavelet=&#x27;db3&#x27;, level=4" in page
     assert "<pre" not in page and "white-space:nowrap;overflow" not in page
     assert re.search(r"<td[^>]*>0</td>", page)  # the same number formatting as the text
 
@@ -122,3 +125,46 @@ def test_round_numbers_leaves_names_alone():
     assert round_numbers(text) == "db3, level=4, Gaussian(sigma=0.1235), x2.5y"
     assert round_numbers("b=1.5e-07 and 3.14159265e+10") == "b=1.5e-07 and 3.142e+10"
     assert np.isclose(float(round_numbers("0.99999999")), 1.0)
+
+
+def _readme_fit(formula):
+    ds = datasets.dti_first_visits()
+    return FunctionalRegression(formula, ds, interpolate_inputs=True, progress=False).fit()
+
+
+@pytest.mark.parametrize("formula", ["rcst ~ cca", "rcst ~ cca + C(sex)"])
+def test_default_summary_reads_first(formula):
+    res = _readme_fit(formula)
+    text = str(res.summary())
+    lines = text.splitlines()
+    assert len(lines) <= 35 and max(map(len, lines)) <= WIDTH
+    flat = " ".join(text.split())
+    # the held-out error against the mean curve's: the mean curve's is the mean over curves of the mean squared
+    # deviation from the training mean (the mean held at its full-data value, as in the model's LOO)
+    Y = res.response.values
+    mean_err = float(np.mean(np.nanmean((Y - np.nanmean(Y, axis=0)) ** 2, axis=1)))
+    model_err = float(res.path.loo([res.lam])[0])
+    assert f"LOO error: {model_err:.4g}; mean curve {mean_err:.4g} ({100 * (1 - model_err / mean_err):.3g}% lower)" \
+        in flat
+    # one row per term with its fitted kernel and width multiple
+    for t, k in res.kernels.items():
+        m = res.tuning.multiples[res.tuning.terms.index(t)]
+        assert re.search(rf"{re.escape(t)}\s+(curve|factor)\s+{re.escape(round_numbers(repr(k)))}\s+{m:g} x median",
+                         text), t
+    assert "Tuning: width of" in flat and "by LOO" in flat
+    assert "Excess-risk bound (Prop. 5.2, indicative):" in flat and "not this fit's error" in flat
+    assert "Riesz c_phi" not in text and "Riesz c_phi" in str(res.summary(diagnostics="full"))
+    with pytest.raises(ValueError, match="diagnostics must be"):
+        res.summary(diagnostics="long")
+
+
+def test_summary_term_table_with_importance():
+    ds = datasets.dti_first_visits()
+    res = FunctionalRegression("rcst ~ cca + pasat", ds, interpolate_inputs=True, progress=False).fit()
+    text = str(res.summary(importance=19))
+    imp = res.computed_importance()
+    assert imp.terms == ["cca", "pasat"]
+    for i, t in enumerate(imp.terms):
+        assert re.search(rf"{re.escape(t)}\s+\S+.*\s{re.escape(imp.pvalue_text(i))}$", text, re.M), t
+    assert "19 permutations" in " ".join(text.split()) and "curves permuted (100 exchangeable curves)" in " ".join(
+        text.split())

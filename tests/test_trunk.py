@@ -56,7 +56,7 @@ def test_summary_formats_stored_results(dti, eigh_calls, monkeypatch):
     before = eigh_calls()
     text = str(res.summary())
     assert eigh_calls() == before  # no decomposition: the summary reads what the fit stored
-    assert "lambda chosen by" in text and "leave-one-curve-out" in text
+    assert "Tuning:" in text and "by LOO" in text and "LOO error:" in text
     # importance is computed on request, once, and the summary then shows it without recomputing
     imp = res.term_importance(n_permutations=9)
     after = eigh_calls()

@@ -6,6 +6,7 @@ full-data value and the penalty ``n lam`` kept (so the refit on ``n - 1`` curves
 ``lam * n / (n - 1)``).
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -168,7 +169,8 @@ def test_joint_width_b_lambda_equals_brute_force_search(rng):
                        lam=LAMS[k]).fit({"x": ds.x}, ds.y)
     np.testing.assert_allclose(res.fitted.values, ref.predict({"x": ds.x}).values, rtol=1e-9, atol=1e-12)
     text = str(res.summary())
-    assert "Width of x" in text and "x median" in text and "b (scale decay)" in text
+    assert re.search(rf"x\s+curve\s+Gaussian\(sigma=\S+\)\s+{res.tuning.multiples[0]:g} x median", text)
+    assert f"B = ScaleDecay(b={bs[j]:g})" in text and "Tuning: width of x, b and lambda" in " ".join(text.split())
 
 
 def test_two_terms_coordinate_search_and_gcv(rng):
@@ -297,7 +299,7 @@ def test_groups_through_the_front_end(rng):
         res = FunctionalRegression("y ~ x", ds, dictionary=Fourier(2), lam_grid=LAMS, width_grid=[1.0, 4.0],
                                    b_grid=None, groups="subject", progress=False).fit()
         est = KPLRegressor(dictionary=Fourier(2), kernel=res.estimator.kernel, lam=1e-3).fit({"x": ds.x}, ds.y)
-    assert res.lam_how == "leave-one-group-out (subject)" and "Leave-group-out score" in str(res.summary())
+    assert res.lam_how == "leave-one-group-out (subject)" and "LOGO error:" in str(res.summary())
     obs, w = _centred(est, Y, grid)
     phi = est.dictionary_.evaluate(grid)
     brute = [_brute_group_loo(est.K_, est.gram_, est.B_, phi, obs, w, lam, ds.subject.values) for lam in LAMS]
@@ -325,7 +327,8 @@ def test_default_b_grid_upper_end_is_a_note_and_a_given_grid_warns():
     assert res.tuning.b == 2.0
     assert not any("scale decay b" in t for t in texts), texts
     assert any(n.startswith("scale decay b = 2 chosen by") for n in res.notes), res.notes
-    assert "Grid edges" in " ".join(str(res.summary()).split())
+    assert "Grid edges" in " ".join(str(res.summary(diagnostics="full")).split())
+    assert "more notes on the tuning" in " ".join(str(res.summary()).split())  # B = ScaleDecay(b=2) is a row
     with pytest.warns(UserWarning, match="scale decay b 2 is the largest value of its grid"):
         given = FunctionalRegression("rcst ~ cca", dti, b_grid=[1.0, 1.5, 2.0], **kw).fit()
     assert given.tuning.b == 2.0 and not any(n.startswith("scale decay b") for n in given.notes)

@@ -87,10 +87,11 @@ rng = np.random.default_rng(2021)
 perm = rng.permutation(100)
 train, test = first.isel(sample=np.sort(perm[:70])), first.isel(sample=np.sort(perm[70:]))
 res = FunctionalRegression("rcst ~ cca", data=train, interpolate_inputs=True, progress=False).fit()
-print(res.summary())
+print(res.summary(diagnostics="full"))
 
 # %% [markdown]
-# The summary reports the fit and the section-5 diagnostics: the Fourier atoms are orthonormal (a
+# The summary reports the fit (with its leave-one-curve-out error against the mean curve's), one row
+# per term, and, with `diagnostics="full"`, the section-5 diagnostics: the Fourier atoms are orthonormal (a
 # Riesz basis with constants 1), every curve has more than $\sqrt n$ observed points (the
 # consistency regime of Proposition 5.2), and the theory's $\lambda^*$ is far larger than the
 # data-driven choice — the bound is conservative.

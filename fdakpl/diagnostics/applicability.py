@@ -6,8 +6,10 @@ the same number ``m`` of locations drawn independently and uniformly on the doma
 square loss and the exact kernel. :func:`bound_applicability` returns one of three verdicts:
 
 * ``"applies"``: the fit is the estimator the proposition is about, in its sampling design;
-* ``"indicative"``: the estimator is the right one but the sampling design is not the proof's
-  (locations not uniform, ``m`` varying across curves): the number is shown, as an indication;
+* ``"indicative"``: the estimator is the right one but the data or the kernel are not the proof's
+  (locations not uniform, ``m`` varying across curves; dependent curves, ``groups=``, where the proofs
+  assume i.i.d. pairs; an unbounded kernel such as ``Linear``, whose ``kappa`` is replaced by the largest
+  training ``k(x_i, x_i)``): the number is shown, as an indication;
 * ``"not applicable"``: an assumption on the estimator fails (another loss, another solver, an
   approximate kernel, an unknown ``kappa``): no bound is shown.
 """
@@ -137,7 +139,8 @@ def bound_applicability(*, loss: str, solver: str, approx: str | None, fully_obs
                         counts: np.ndarray, location: np.ndarray, domain: tuple[float, float],
                         grid: np.ndarray | None = None, grid_index: np.ndarray | None = None,
                         kappa: float = 1.0, kappa_how: str = "exact", riesz: bool = True,
-                        normed: bool = True) -> Applicability:
+                        normed: bool = True, n_groups: int | None = None,
+                        unbounded_kernel: bool = False) -> Applicability:
     """Which proposition covers a fit, and whether its assumptions hold (see the module docstring).
 
     Parameters
@@ -157,6 +160,10 @@ def bound_applicability(*, loss: str, solver: str, approx: str | None, fully_obs
         The kernel's bound and how it was obtained (:func:`fdakpl.diagnostics.bounds.kernel_kappa`).
     riesz, normed : bool
         Whether the atoms are linearly independent and of unit norm.
+    n_groups : int, optional
+        The number of groups when the fit has ``groups=`` (curves dependent within a group).
+    unbounded_kernel : bool
+        Whether ``sup_x k(x, x)`` is infinite (``Linear``, ``SmoothedLinear``).
 
     Returns
     -------
@@ -169,6 +176,11 @@ def bound_applicability(*, loss: str, solver: str, approx: str | None, fully_obs
     ...                         domain=(0.0, 1.0))
     >>> a.status, a.reasons[0]
     ('not applicable', 'the loss is logcosh: Propositions 5.1 and 5.2 are proved for the square loss only')
+    >>> a = bound_applicability(loss="square", solver="eig", approx=None, fully_observed=True,
+    ...                         integration="quadrature", counts=np.array([3]), location=np.zeros(3),
+    ...                         domain=(0.0, 1.0), n_groups=12)
+    >>> a.status, a.reasons[0][:60]
+    ('indicative', 'groups= given: curves of a group are dependent, but the prop')
     """
     prop = "5.1" if fully_observed else "5.2"
     stop: list[str] = []
@@ -193,13 +205,23 @@ def bound_applicability(*, loss: str, solver: str, approx: str | None, fully_obs
         checks.append("atoms not of unit norm: no step of the proofs uses unit norms (only ||Phi|| <= C_phi and M(d))")
     if stop:
         return Applicability(None, NOT_APPLICABLE, stop, checks)
+    data: list[str] = []
+    if n_groups is not None:
+        data.append(f"groups= given: curves of a group are dependent, but the propositions assume i.i.d. pairs "
+                    f"(x_i, y_i); n counts {counts.size} curves where only {n_groups} groups are independent, so "
+                    "the bound is optimistic")
+    if unbounded_kernel:
+        data.append("the kernel is unbounded (sup k(x, x) is infinite, e.g. Linear), but the propositions assume a "
+                    "bounded kernel; kappa is replaced by the largest k(x_i, x_i) over the training inputs")
     if fully_observed:
         if integration == "plugin":
-            return Applicability(prop, INDICATIVE, ["fully observed curves with integration='plugin': the inner "
-                                                    "products are plug-in averages, not quadrature"], checks)
+            plugin = ("fully observed curves with integration='plugin': the inner products are plug-in averages, "
+                      "not quadrature")
+            return Applicability(prop, INDICATIVE, [*data, plugin], checks)
         checks.append("fully observed: inner products by quadrature on the grid stand in for the exact L2 ones")
-        return Applicability(prop, APPLIES, [], checks)
+        return Applicability(prop, INDICATIVE if data else APPLIES, data, checks)
     bad, ok = sampling_design(counts, location, domain, grid=grid, grid_index=grid_index)
+    bad = data + bad
     return Applicability(prop, INDICATIVE if bad else APPLIES, bad, checks + ok)
 
 

@@ -353,6 +353,6 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
             inst.data = data
             inst.parsed = _rebuild_parsed(inst.formula, parsed, data, reader)
         elif name == "fdakpl.FunctionalRegressionResults":
-            for key, value in (("edf", np.nan), ("rkhs_norm", np.nan),
+            for key, value in (("edf", np.nan), ("rkhs_norm", np.nan), ("held_out", None),
                                ("condition_numbers", {"kernel": np.nan, "gram": np.nan, "system": np.nan})):
                 inst.__dict__.setdefault(key, value)  # files of format <= 3 did not store them

@@ -359,7 +359,8 @@ def results_for_r(res: Any) -> dict[str, Any]:
         approximate one), ``coef_kind`` (``"alpha"`` or ``"primal_weights"``), ``coef_dims`` and
         ``coef_labels`` (its dims and their labels, as strings), ``grid`` (response locations), ``samples``,
         ``lambda``, ``edf``, ``train_mse`` (the summary's "Training MSE"),
-        ``mean_function``, ``notes`` and ``summary`` (text).
+        ``mean_function``, ``notes``, ``summary`` and ``summary_full`` (texts: the default summary and the one
+        with the full excess-risk diagnostics).
 
     Examples
     --------
@@ -392,7 +393,8 @@ def results_for_r(res: Any) -> dict[str, Any]:
         "mean_function": np.asarray(_plain(res.mean_function), dtype=float).ravel()
         if getattr(res, "mean_function", None) is not None else None,
         "notes": [str(v) for v in getattr(res, "notes", [])],
-        "summary": str(res.summary()),
+        "summary": str(res.summary(importance=False)),  # R has no term_importance(): no hint to call it
+        "summary_full": str(res.summary(importance=False, diagnostics="full")),
     }
 
 

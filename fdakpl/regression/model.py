@@ -270,6 +270,18 @@ class FunctionalRegression:
         Xv, Xw, _, _ = prepare_inputs(self.parsed.inputs(self.data), interpolate=self.interpolate_inputs)
         return default_widths(Xv, Xw, self._given_kernels(), self.parsed.factor_terms)
 
+    def group_codes(self) -> np.ndarray | None:
+        """One group code per curve from ``groups=`` (0, 1, ... in order of first appearance), or None without.
+
+        Examples
+        --------
+        >>> from fdakpl import datasets
+        >>> ds = datasets.dti_first_visits()
+        >>> FunctionalRegression("rcst ~ cca", ds, groups=ds["sex"].values).group_codes()[:4]
+        array([0, 0, 1, 1])
+        """
+        return self._group_labels()[0]
+
     def _group_labels(self) -> tuple[np.ndarray | None, str]:
         """One group code per curve from ``groups`` (a variable name or labels), checked
         (:func:`fdakpl.regression.steps.group_labels`); and what they are."""

@@ -13,6 +13,7 @@ import numpy as np
 from ..data.scaling import median
 from ..dictionaries import Dictionary, Fourier
 from ..factor_kernels import Categorical
+from ..formula.terms import SCALARS
 from ..kernels import Gaussian, Kernel, Product, ScaleDecay, Sum
 from ..losses import is_square, make_loss
 from ..ridge.path import PathCriteria
@@ -316,7 +317,9 @@ def tuning_notices(result: TuningResult, grids: Sequence[np.ndarray], b_grid: np
                    criterion: Criterion, width_default: bool, b_default: bool, notes: list[str],
                    kernels: Mapping[str, Kernel]) -> None:
     """The edge notices of a tuning result (widths on each term's grid, ``b``; ``b_grid`` None when ``b`` was not
-    tuned); a ``b`` at the top of the default grid, and a factor term at an end of its default grid, are notes."""
+    tuned); a ``b`` at the top of the default grid, a factor term at an end of its default grid, and the numeric
+    scalar covariates at the widest default width (they change the predictions little: nothing to extend), are
+    notes."""
     for t, m, g in zip(result.terms, result.multiples, grids, strict=True):
         if g is DEFAULT_FACTOR_MULTIPLES:
             if m in (g.min(), g.max()):
@@ -324,6 +327,14 @@ def tuning_notices(result: TuningResult, grids: Sequence[np.ndarray], b_grid: np
                 rho = Categorical(m * kernels[t].sigma).correlation  # type: ignore[attr-defined]
                 notes.append(f"the factor term {t!r}: correlation {rho:.4f} between its levels by {criterion.name}, "
                              f"an end of the default grid ({end})")
+            continue
+        if t == SCALARS and width_default and m >= np.max(g):
+            # the widest kernel on the scalar covariates is nearly constant over them: they change the predictions
+            # little (a fact about the data, not a grid to extend); the term table's importance says how little
+            shown = ", ".join(f"{v:g}" for v in np.unique(np.asarray(g, dtype=float)))
+            notes.append(f"the numeric scalar covariates ({t!r}) got the widest kernel of the grid, {m:g} x the "
+                         f"median heuristic (grid [{shown}]), by {criterion.name}: the kernel is nearly constant "
+                         "over them, so they change the predictions little")
             continue
         msg = edge_notice(f"width multiple (of the median heuristic) of {t!r}", g, m, criterion,
                           "width_grid=[...], multiples of the median heuristic", natural_low=width_default)

@@ -32,7 +32,7 @@ __all__ = ["FunctionalRegressionResults"]
 
 @saved("model", "estimator", "kernels", "solver", "solver_reason", "lam", "criterion", "lam_grid", "criteria",
        "cv_result", "lam_on_edge", "notes", "fit_seconds", "tuning", "edf", "condition_numbers", "rkhs_norm",
-       defaults={"problem": None, "path": None, "_cache": {}})
+       "held_out", defaults={"problem": None, "path": None, "_cache": {}})
 class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
     """Results of :meth:`fdakpl.FunctionalRegression.fit`.
 
@@ -95,6 +95,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         self.edf = float(at.edf[0]) if at is not None else float(getattr(estimator, "edf_", np.nan))
         self.condition_numbers = _condition_numbers(estimator, path, self.lam)
         self.rkhs_norm = _rkhs_norm(estimator)
+        self.held_out = _held_out(path, estimator, criterion, self.lam)
 
     @functools.cached_property
     def criteria(self) -> Any:
@@ -363,7 +364,8 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
             loss=loss_name(est.loss), solver=self.solver, fully_observed=fully, integration=est.integration_,
             approx=None if approx is None else str(getattr(est, "approx_description_", "approximate kernel")),
             counts=counts, location=obs.location, domain=(lo, hi), grid=obs.grid, grid_index=obs.grid_index,
-            kappa=kappa, kappa_how=kappa_how, riesz=dc["riesz"], normed=dc["normed"])
+            kappa=kappa, kappa_how=kappa_how, riesz=dc["riesz"], normed=dc["normed"],
+            n_groups=_n_groups(self.model), unbounded_kernel=not np.isfinite(_diagonal_bound(est.kernel_)))
         m_used = None if fully else float(counts.min())
         consts = dict(kappa=kappa, C_phi=dc["C_phi"], L=L, R=R, m=m_used, M=M, eta=eta, domain_length=hi - lo)
         bound = at_lam = None
@@ -390,24 +392,37 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         return out
 
     # ------------------------------------------------------------------ summary
-    def summary(self, eta: float = 0.05, importance: Any = "auto"):
-        """FDA-style summary (statsmodels ``Summary``: ``print()`` it, or ``.as_html()``).
+    def summary(self, eta: float = 0.05, importance: Any = "auto", diagnostics: str = "compact"):
+        """Statistician-first summary (statsmodels ``Summary``: ``print()`` it, or ``.as_html()``).
 
-        ``importance``: the term-importance table (:mod:`fdakpl.results.importance`): ``"auto"`` (19
-        permutations per term up to 300 curves, closed-form fits), ``True`` (99), a number of
-        permutations, or ``False``.
+        The model and its tuning route, the fit with the held-out error against the mean curve's, one row
+        per term (kind, fitted kernel and width, importance and p-value when computed), the excess-risk bound
+        in one or two lines, and the notes of the fit.
+
+        Parameters
+        ----------
+        eta : float
+            Confidence parameter of the excess-risk bound.
+        importance : "auto", bool or int
+            The importance columns of the term table (:mod:`fdakpl.results.importance`): ``"auto"`` shows what
+            was computed (``res.term_importance()``), ``True`` computes it (199 permutations per term), a number
+            with that many permutations, ``False`` none.
+        diagnostics : {"compact", "full"}
+            ``"full"`` adds the table of section 5's constants and the notes on the bound.
 
         Examples
         --------
         >>> from fdakpl import FunctionalRegression, datasets
         >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
         ...                            progress=False).fit()
-        >>> "Excess-risk diagnostics" in str(res.summary())
+        >>> len(str(res.summary()).splitlines()) <= 35
+        True
+        >>> "Excess-risk diagnostics" in str(res.summary(diagnostics="full"))
         True
         """
         from .summary import build_summary
 
-        return build_summary(self, eta, importance)
+        return build_summary(self, eta, importance, diagnostics)
 
     def save(self, path: Any, *, engine: str | None = None, overwrite: bool = False) -> Any:
         """Save these results to a netCDF file, without pickle (see :func:`fdakpl.io.netcdf.save`).
@@ -462,6 +477,29 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         from .plotting import plot_overview
 
         return plot_overview(self, samples=samples, bands=bands)
+
+
+def _held_out(path: Any, est: Any, criterion: Any, lam: float) -> dict[str, float] | None:
+    """The held-out error of the fit and of the mean curve (the summary's line): leave-one-curve-out (or
+    leave-one-group-out with groups) at ``lam`` and as lambda grows without bound, where the ridge fit is the mean
+    curve (the mean function held at its full-data value in both); None without a closed-form path."""
+    if path is None or getattr(est, "route_", None) != "eigendecomposition":
+        return None
+    groups = getattr(criterion, "labels", None)
+    model, mean = (float(v) for v in path.loo(np.array([lam, 1e12 * max(1.0, lam)]), groups=groups))
+    return {"model": model, "mean": mean, "groups": float(groups is not None)}
+
+
+def _n_groups(model: Any) -> int | None:
+    """The number of groups of a fit with ``groups=`` (None without)."""
+    codes = model.group_codes() if getattr(model, "groups", None) is not None else None
+    return None if codes is None else int(np.unique(codes).size)
+
+
+def _diagonal_bound(kernel: Any) -> float:
+    """``sup_x k(x, x)`` of the fitted kernel (1 when the kernel does not say)."""
+    bound = getattr(kernel, "diagonal_bound", None)
+    return float(bound()) if callable(bound) else 1.0
 
 
 def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

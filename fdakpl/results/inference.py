@@ -125,19 +125,23 @@ class InferenceMixin:
 
     def permutation_test(self, term: str, n_permutations: int = 199, random_state: Any = 0,
                          progress: bool | None = None) -> PermutationTestResult:
-        """Permutation test of no association between the response and one term.
+        """Permutation test of no association between the response and one term or covariate.
 
-        The statistic is the exact leave-one-curve-out error at the fitted
-        hyper-parameters (kernel widths, dictionary, B and lambda held fixed);
-        under the null the term's values are exchangeable across samples, so
-        permuting them (the other terms fixed) draws from the null distribution.
-        ``p = (1 + #{T_perm <= T_obs}) / (B + 1)``.
+        The statistic is the exact held-out error at the fitted hyper-parameters (kernel widths, dictionary,
+        B and lambda held fixed): leave-one-curve-out, or leave-one-group-out when the fit has ``groups=``.
+        Under the null the covariate's values are exchangeable, so permuting them (the other terms fixed)
+        draws from the null distribution: single curves without groups; with groups, group-level values
+        when the covariate is constant within groups, else whole groups among groups of the same size
+        (:func:`fdakpl.results.exchange.exchange_scheme`; the result's ``scheme`` says which).
+        ``p = (1 + #{T_perm <= T_obs}) / (B + 1)``, at least ``1 / (B + 1)``.
 
         Parameters
         ----------
         term : str
-            A term of the formula (a functional input, or ``"scalars"``).
-        n_permutations : int
+            A term of the formula (a functional input, a factor term, ``"scalars"`` for all numeric scalar
+            covariates together), or one numeric scalar covariate (a column of the scalar design, e.g.
+            ``"pasat"``; a variable entering several columns permutes them together).
+        n_permutations : int, default 199
         random_state : int, numpy.random.Generator or None, default 0
             Seed of the permutations; the default 0 gives the same result on every run, ``None``
             draws fresh randomness.
@@ -146,35 +150,36 @@ class InferenceMixin:
         Returns
         -------
         PermutationTestResult
-            ``statistic``, ``pvalue``, ``null_distribution`` (as ``scipy.stats`` results), ``term``;
-            ``print()`` it for a readable report.
+            ``statistic``, ``pvalue``, ``null_distribution`` (as ``scipy.stats`` results), ``term``,
+            ``scheme``; ``print()`` it for a readable report.
 
         Examples
         --------
         >>> from fdakpl import FunctionalRegression, datasets
-        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        >>> res = FunctionalRegression("rcst ~ cca + pasat", datasets.dti_first_visits(), interpolate_inputs=True,
         ...                            progress=False).fit()
-        >>> out = res.permutation_test("cca", n_permutations=19, progress=False)
-        >>> out.null_distribution.shape, 0 < out.pvalue <= 1
-        ((19,), True)
+        >>> out = res.permutation_test("pasat", n_permutations=19, progress=False)
+        >>> out.null_distribution.shape, 0 < out.pvalue <= 1, out.scheme[:15]
+        ((19,), True, 'curves permuted')
         """
-        from .importance import TermMatrices, closed_form_path
+        from .exchange import resolve_covariate
+        from .importance import TermMatrices, closed_form_path, fit_groups
 
         parsed = self.model.parsed
-        if term not in parsed.terms:
-            raise ValueError(f"{term!r} is not a term of {self.model.formula!r}; terms: {parsed.terms}")
         if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) \
                 or n_permutations < 1:
             raise ValueError(f"n_permutations must be a whole number >= 1 (e.g. 199), got {n_permutations!r}")
         path = closed_form_path(self)
-        tm = TermMatrices(path)
-        tm.check([term])
-        t_obs = float(path.loo([self.lam])[0])
+        tm = TermMatrices(path, fit_groups(self))
+        cov = resolve_covariate(term, parsed, tm.terms)
+        tm.check([cov.term])
+        t_obs = float(tm.loo(tm.combined(), np.array([self.lam]))[0])
         show = self.model.progress if progress is None else progress
-        null = tm.null_loo(term, self.lam, n_permutations, random_state, show)
+        null = tm.null_loo(cov, self.lam, n_permutations, random_state, show)
         p = (1 + np.sum(null <= t_obs)) / (n_permutations + 1)
-        return PermutationTestResult(statistic=t_obs, pvalue=float(p), null_distribution=null, term=term,
-                                     response=parsed.response, n_permutations=n_permutations)
+        return PermutationTestResult(statistic=t_obs, pvalue=float(p), null_distribution=null, term=cov.name,
+                                     response=parsed.response, n_permutations=int(n_permutations),
+                                     scheme=tm.exchange(cov).description, statistic_name=tm.statistic)
 
 
 def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:

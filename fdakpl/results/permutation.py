@@ -8,7 +8,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PermutationTestResult"]
+__all__ = ["PermutationTestResult", "format_pvalue"]
+
+
+def format_pvalue(p: float, n_permutations: int) -> str:
+    """A permutation p-value as printed: ``"< 1/(B+1)"`` at its floor (the data beat every permutation), else
+    2 significant digits.
+
+    Examples
+    --------
+    >>> format_pvalue(0.005, 199), format_pvalue(0.0351, 199), format_pvalue(1 / 20, 19)
+    ('< 0.005', '0.035', '< 0.05')
+    """
+    floor = 1.0 / (n_permutations + 1)
+    if p <= floor * (1 + 1e-9):
+        return f"< {floor:.2g}"
+    return f"{p:.2g}"
 
 #: the keys of the dict that ``permutation_test`` returned up to version 0.x, and the attributes they are now
 _OLD_KEYS = {"term": "term", "statistic": "statistic", "null": "null_distribution", "p_value": "pvalue",
@@ -29,10 +44,14 @@ class PermutationTestResult:
     null_distribution : numpy.ndarray
         The statistic under each permutation.
     term : str
-        The term whose values were permuted.
+        The term or covariate whose values were permuted.
     response : str
         The response.
     n_permutations : int
+    scheme : str
+        What the permutations exchange (curves, group-level values or whole groups).
+    statistic_name : str
+        The held-out error used as statistic.
 
     Examples
     --------
@@ -44,7 +63,8 @@ class PermutationTestResult:
     >>> print(r)  # doctest: +NORMALIZE_WHITESPACE
     Permutation test: no association between rcst and cca
       statistic (leave-one-curve-out error): 1
-      p-value: 0.05 (19 permutations; the smallest attainable is 0.05)
+      p-value: < 0.05 (19 permutations; the smallest attainable is 0.05)
+      permutations: curves permuted
       null distribution: median 11, 5% to 95% range 2.9 to 19.1
     """
 
@@ -54,6 +74,8 @@ class PermutationTestResult:
     term: str
     response: str = "the response"
     n_permutations: int = field(default=-1)
+    scheme: str = "curves permuted"
+    statistic_name: str = "leave-one-curve-out error"
 
     def __post_init__(self) -> None:
         null = np.asarray(self.null_distribution, dtype=float)
@@ -66,9 +88,10 @@ class PermutationTestResult:
         lo, med, hi = np.percentile(null, [5, 50, 95]) if null.size else (np.nan,) * 3
         return "\n".join([
             f"Permutation test: no association between {self.response} and {self.term}",
-            f"  statistic (leave-one-curve-out error): {self.statistic:.4g}",
-            f"  p-value: {self.pvalue:.4g} ({self.n_permutations} permutations; the smallest attainable is "
-            f"{1 / (self.n_permutations + 1):.2g})",
+            f"  statistic ({self.statistic_name}): {self.statistic:.4g}",
+            f"  p-value: {format_pvalue(self.pvalue, self.n_permutations)} ({self.n_permutations} permutations; the "
+            f"smallest attainable is {1 / (self.n_permutations + 1):.2g})",
+            f"  permutations: {self.scheme}",
             f"  null distribution: median {med:.4g}, 5% to 95% range {lo:.4g} to {hi:.4g}",
         ])
 

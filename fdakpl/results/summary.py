@@ -15,8 +15,8 @@ import numpy as np
 
 from .tables import FunctionalSummary, fmt_number, kv_table, round_numbers
 
-__all__ = ["bound_applicability", "bound_applies", "bound_cell", "build_summary", "condition_warnings",
-           "diagnostics_notes", "diagnostics_verdict"]
+__all__ = ["bound_applicability", "bound_applies", "bound_cell", "build_summary", "compact_bound",
+           "condition_warnings", "diagnostics_notes", "diagnostics_verdict", "held_out_line", "tuning_route"]
 
 
 def _zero(x: float, scale: float) -> str:
@@ -198,64 +198,157 @@ def _criterion_score(res: Any) -> tuple[str, float] | None:
     return name, float(values[i])
 
 
-def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> FunctionalSummary:
-    """Build the summary of a :class:`~fdakpl.results.FunctionalRegressionResults`.
+def tuning_route(res: Any) -> str:
+    """What the tuning chose and by which criterion, in words (the summary's ``Tuning`` row).
 
-    ``importance``: see :func:`fdakpl.results.importance.importance_for_summary`.
+    Examples
+    --------
+    >>> from fdakpl import FunctionalRegression, datasets
+    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+    ...                            progress=False).fit()
+    >>> tuning_route(res)
+    'width of cca, b, lambda and atoms by LOO'
     """
+    crit = res.criterion
+    if crit.key == "cv" and res.cv_result is not None and res.model.param_grid:
+        keys = ", ".join(res.model.param_grid)
+        return f"{keys} and lambda by {crit.name} (param_grid)"
+    what = []
+    tun = res.tuning
+    if tun is not None:
+        if tun.terms:
+            what.append(f"width of {', '.join(tun.terms)}")
+        if not np.isnan(tun.b):
+            what.append("b")
+    fixed = crit.key == "fixed"
+    if not fixed:
+        what.append("lambda")
+    if any(n.startswith("dictionary='auto'") for n in res.notes):
+        what.append("atoms")
+    if not what:
+        return "none (lambda fixed, kernels given)"
+    how = _short(crit) if not fixed else "LOO at the fixed lambda"
+    text = (", ".join(what[:-1]) + " and " + what[-1]) if len(what) > 1 else what[0]
+    return f"{text} by {how}"
+
+
+def _short(crit: Any) -> str:
+    """A criterion's name in a few letters (``LOO``, ``LOGO``, ``GCV``, ``5-fold CV``)."""
+    key = getattr(crit, "key", "")
+    if key == "cv":
+        return f"{getattr(crit, 'n_splits', 'K')}-fold CV"
+    return {"loo": "LOO", "group_loo": "LOGO", "gcv": "GCV"}.get(key, crit.name)
+
+
+def held_out_line(res: Any) -> tuple[str, str] | None:
+    """The model's held-out error against the mean curve's: leave-one-curve-out (leave-one-group-out with
+    ``groups=``) at the fitted lambda and as lambda grows without bound, where the fit is the mean curve;
+    both from the fit's ridge path (``res.held_out``, computed when fitting), the mean function held at its
+    full-data value in both. Fits without a closed-form path show their criterion's score alone.
+
+    Examples
+    --------
+    >>> from fdakpl import FunctionalRegression, datasets
+    >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+    ...                            progress=False).fit()
+    >>> held_out_line(res)
+    ('LOO error', '0.003845; mean curve 0.004501 (14.6% lower)')
+    """
+    held = getattr(res, "held_out", None)
+    if held is not None:
+        name = "LOGO error" if held.get("groups") else "LOO error"
+        model, mean = held["model"], held["mean"]
+        if not (np.isfinite(model) and np.isfinite(mean) and mean > 0):
+            return None
+        change = 100.0 * (1.0 - model / mean)
+        verdict = f"{change:.3g}% lower" if change > 0 else f"{-change:.3g}% higher: no better than the mean"
+        return name, f"{fmt_number(model)}; mean curve {fmt_number(mean)} ({verdict})"
+    score = _criterion_score(res)
+    if score is None:
+        return None
+    return score[0], fmt_number(score[1])
+
+
+def compact_bound(diag: dict[str, Any]) -> str:
+    """The excess-risk block in one or two lines: which proposition, the number, what it means.
+
+    Examples
+    --------
+    >>> compact_bound({"bound_applicable": False, "bound_reason": "the loss is logcosh"})
+    'Excess-risk bound: not applicable (the loss is logcosh).'
+    """
+    applies, reason = bound_applicability(diag)
+    bound = diag.get("bound")
+    head = "Excess-risk bound"
+    if not applies:
+        return f"{head}: not applicable" + (f" ({reason})." if reason else ".")
+    if bound is None:
+        return f"{head}: not available (R could not be estimated)."
+    app = diag.get("applicability")
+    prop = f"Prop. {getattr(app, 'proposition', '?')}"
+    if getattr(app, "status", None) == "indicative":
+        prop += ", indicative"
+    return (f"{head} ({prop}): {fmt_number(bound.bound)} at lambda*, a worst-case guarantee, not this fit's "
+            "error; summary(diagnostics=\"full\") says why.")
+
+
+#: notes whose fact a row of the default summary shows (the atoms in "Tuning", b in "Dictionary"): full mode only
+_ROWS_SAY = ("dictionary='auto'", "scale decay b = ")
+
+
+def _model_rows(res: Any, full: bool) -> list[tuple[str, Any]]:
     est = res.estimator
     obs = res.observations()
-    Y = res.response
-    grid = Y[res.response_dim].values
-    diag = res.diagnostics(eta)
+    grid = res.response[res.response_dim].values
     dic = est.dictionary_
-    kern = round_numbers(", ".join(f"{t}: {k!r}" for t, k in res.kernels.items()))
     from ..kernels import make_output_matrix
 
     B = est.output_matrix
     b_desc = round_numbers(repr(make_output_matrix(B))) if not isinstance(B, np.ndarray) else f"matrix {B.shape}"
     loss = res.model.loss if isinstance(res.model.loss, str) else repr(res.model.loss)
     pct = 100.0 * obs.index.size / (obs.n_samples * grid.size)
-    model_rows = [
+    rows: list[tuple[str, Any]] = [
         ("Formula", res.model.formula),
         ("Curves n", obs.n_samples),
-        ("Response grid", f"{res.response_dim}: {grid.size} pts [{grid[0]:.4g}, {grid[-1]:.4g}]"),
-        ("Observed points", f"{pct:.1f}% ({obs.index.size})"),
-        ("Dictionary", round_numbers(dic.describe())),
-        ("Atoms d", dic.n_atoms_),
-        ("Output matrix B", b_desc),
-        ("Loss", loss),
-        ("Solver", res.solver),
-        ("Approximation", round_numbers(getattr(est, "approx_description_", None)
-                                        or "none (exact)")),
-        ("Integration", est.integration_),
+        ("Response", f"{res.response_dim}: {grid.size} pts [{grid[0]:.4g}, {grid[-1]:.4g}], {pct:.1f}% observed"),
+        ("Dictionary", f"{round_numbers(dic.describe())}, d = {dic.n_atoms_}; B = {b_desc}"),
+        ("Solver", f"{res.solver}, {loss} loss"),
         ("lambda", res.lam),
-        ("lambda chosen by", res.lam_how),
     ]
-    tun = getattr(res, "tuning", None)
-    if tun is not None:  # hyper-parameters chosen jointly with lambda (fdakpl.tuning.search)
-        for t, m in zip(tun.terms, tun.multiples, strict=True):
-            model_rows.append((f"Width of {t}", f"{res.kernels[t].sigma:.3g} ({m:g} x median)"))
-        if not np.isnan(tun.b):
-            model_rows.append(("b (scale decay)", f"{tun.b:g}"))
+    approx = getattr(est, "approx_description_", None)
+    if approx or full:
+        rows.append(("Approximation", round_numbers(approx or "none (exact)")))
+    if full:
+        rows += [("Integration", est.integration_), ("Observed points", obs.index.size)]
+    rows.append(("Tuning", tuning_route(res)))
+    return rows
+
+
+def _fit_rows(res: Any, diag: dict[str, Any], full: bool = False) -> list[tuple[str, Any]]:
     r2p = res.r2_pointwise.values
-    fit_rows = [
+    Y = res.response
+
+    def trio(a: np.ndarray) -> str:
+        if not np.isfinite(a).any():  # sparse: no location seen twice
+            return "nan"
+        return " / ".join(_zero(f(a), 1.0) for f in (np.nanmin, np.nanmedian, np.nanmax))
+
+    rows = [
         ("Integrated R2", _zero(res.r2, 1.0)),
-        ("Pointwise R2 min", _zero(np.nanmin(r2p), 1.0) if np.isfinite(r2p).any() else np.nan),  # sparse: no
-        ("Pointwise R2 median", _zero(np.nanmedian(r2p), 1.0) if np.isfinite(r2p).any() else np.nan),  # location
-        ("Pointwise R2 max", _zero(np.nanmax(r2p), 1.0) if np.isfinite(r2p).any() else np.nan),  # seen twice
         ("Training MSE", _zero(res.train_mse, float(np.nanvar(Y.values)))),
         ("Effective dof", res.edf),
+        ("Repr. error max", _zero(diag["representation_error_max"], 1.0)),
     ]
-    score = _criterion_score(res)
-    if score is not None:
-        fit_rows.append(score)
-    else:
-        fit_rows.append(("Fit time (s)", res.fit_seconds))
-    fit_rows += [("Repr. error median", _zero(diag["representation_error_median"], 1.0)),  # relative errors
-                 ("Repr. error max", _zero(diag["representation_error_max"], 1.0))]
-    bound, app = diag["bound"], diag["applicability"]
-    diag_rows = [
+    if full:
+        rows.append(("Repr. error median", _zero(diag["representation_error_median"], 1.0)))
+        score = _criterion_score(res)
+        rows.append(score if score is not None else ("Fit time (s)", res.fit_seconds))
+    return [*rows, ("Pointwise R2", f"{trio(r2p)} (min / median / max)")]
+
+
+def _diag_rows(diag: dict[str, Any], res: Any, eta: float) -> list[tuple[str, Any]]:
+    bound = diag["bound"]
+    rows = [
         ("Riesz c_phi", _zero(diag["c_phi"], diag["C_phi"])),
         ("Riesz C_phi", diag["C_phi"]),
         ("Normed family", diag["normed"]),
@@ -269,40 +362,70 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
         ("m per curve min/mean", f"{diag['m_min']} / {diag['m_mean']:.4g}"),
         (f"lambda* (eta={eta})", diag["lambda_star"]),
         ("lambda / lambda*", diag["lambda_over_lambda_star"]),
-        ("Proposition", app.label),
+        ("Proposition", diag["applicability"].label),
         ("Bound at lambda*", bound_cell(diag)),
     ]
     if bound is not None and bound_applies(diag):
         for k, v in bound.terms.items():
-            diag_rows.append((f"  term {k}", _zero(v, bound.bound)))
+            rows.append((f"  term {k}", _zero(v, bound.bound)))
         at = diag["bound_at_lambda"]
-        diag_rows.append(("Bound at fitted lambda", at.bound if at is not None else "none: lambda < lambda*"))
+        rows.append(("Bound at fitted lambda", at.bound if at is not None else "none: lambda < lambda*"))
         if bound.sqrt_n_rate is not None:
-            diag_rows.append(("m >= sqrt(n) (n^-1/2 rate)", bound.sqrt_n_rate))
-    smry = FunctionalSummary()
-    smry.tables.append(kv_table(model_rows, "Functional regression (kernel-based projection learning)"))
-    smry.tables.append(kv_table(fit_rows, "Fit"))
-    smry.tables.append(kv_table(diag_rows, "Excess-risk diagnostics (Bouche et al. 2021, section 5)"))
+            rows.append(("m >= sqrt(n) (n^-1/2 rate)", bound.sqrt_n_rate))
+    return rows
+
+
+def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto",
+                  diagnostics: str = "compact") -> FunctionalSummary:
+    """Build the summary of a :class:`~fdakpl.results.FunctionalRegressionResults`.
+
+    Statistician first: the model and how it was tuned, the fit with the held-out error against the mean
+    curve's, one row per term (:mod:`fdakpl.results.term_table`), the excess-risk bound in one or two lines,
+    then the notes. ``diagnostics="full"`` adds the table of section 5's constants and the notes on them.
+    ``importance``: see :func:`fdakpl.results.importance.importance_for_summary`.
+    """
+    if diagnostics not in {"compact", "full"}:
+        raise ValueError(f"diagnostics must be 'compact' or 'full', got {diagnostics!r}")
+    full = diagnostics == "full"
+    diag = res.diagnostics(eta)
     from .importance import importance_for_summary
+    from .term_table import term_records, term_table
 
     imp, imp_note = importance_for_summary(res, importance)
-    if imp is not None:
-        smry.tables.append(imp.table())
-    extra = [diagnostics_verdict(diag, res),
-             f"Kernels: {kern} (combined by {res.model.combine}).", f"Solver: {res.solver_reason}."]
-    extra += diagnostics_notes(diag)
-    if not np.isfinite(diag["gram_condition"]):
-        extra.append("cond(Gram) = inf: the Gram matrix is singular (some atoms are linear combinations of others: "
-                     "a redundant dictionary, c_phi = 0); the ridge solution is still unique.")
+    smry = FunctionalSummary()
+    smry.tables.append(kv_table(_model_rows(res, full), "Functional regression (kernel-based projection learning)"))
+    fit = kv_table(_fit_rows(res, diag, full), "Fit")
+    line = held_out_line(res)
+    if line is not None:
+        fit.pairs.append(line)
+    smry.tables.append(fit)
+    title = f"Terms (combined by {res.model.combine}" + (f"; {imp.n_permutations} permutations per term)"
+                                                          if imp is not None else ")")
+    smry.tables.append(term_table(term_records(res, imp), imp, title=title))
+    if full:
+        smry.tables.append(kv_table(_diag_rows(diag, res, eta), "Excess-risk diagnostics (Bouche et al. 2021, "
+                                                                "section 5)"))
+    extra = [compact_bound(diag)] if not full else [diagnostics_verdict(diag, res)]
+    if full:
+        kern = round_numbers(", ".join(f"{t}: {k!r}" for t, k in res.kernels.items()))
+        extra += [f"Kernels: {kern} (combined by {res.model.combine}).", f"Solver: {res.solver_reason}."]
+        extra += diagnostics_notes(diag)
+        if not np.isfinite(diag["gram_condition"]):
+            extra.append("cond(Gram) = inf: the Gram matrix is singular (some atoms are linear combinations of "
+                         "others: a redundant dictionary, c_phi = 0); the ridge solution is still unique.")
     extra += condition_warnings(res.condition_numbers, diag["riesz"])
-    if res.lam_on_edge:
+    if res.lam_on_edge and not any("lambda" in n and "grid" in n for n in res.notes):
         extra.append("The chosen lambda lies on the edge of its grid: extend lam_grid.")
     if imp is not None:
-        extra.append("Term importance: dLOO drop = increase of the leave-one-curve-out error without the term's "
-                     "kernel (each model at its best lambda); dLOO perm = mean increase when the term is permuted "
-                     "across curves (fitted lambda); p-value of that permutation test.")
+        extra.append(imp.scheme_note())
     if imp_note:
         extra.append(imp_note)
-    extra += [f"Note: {n}" for n in dict.fromkeys(res.notes)]
+    notes = list(dict.fromkeys(res.notes))
+    shown = notes if full else [n for n in notes if not n.startswith(_ROWS_SAY)]
+    extra += [f"Note: {n}" for n in shown]
+    if len(shown) < len(notes):
+        k = len(notes) - len(shown)
+        extra.append(f"{k} more note{'s' if k > 1 else ''} on the tuning: res.notes or "
+                     "summary(diagnostics=\"full\").")
     smry.add_extra_txt(extra)
     return smry

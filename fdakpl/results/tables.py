@@ -190,10 +190,12 @@ class ColumnTable:
     ({80}, ['term', 'p-value'])
     """
 
-    def __init__(self, headers: list[str], rows: list[list[str]], title: str = "") -> None:
+    def __init__(self, headers: list[str], rows: list[list[str]], title: str = "",
+                 aligns: str | None = None) -> None:
         self.headers = [str(h) for h in headers]
         self.rows = [[str(c) for c in row] for row in rows]
         self.title = title
+        self.aligns = aligns  # one "l" or "r" per column (default: the first left, the others right)
 
     @classmethod
     def from_simple_table(cls, table: SimpleTable) -> ColumnTable:
@@ -209,6 +211,8 @@ class ColumnTable:
         natural = [max(len(c) for c in col) for col in cols]
         if not natural:
             return []
+        if self.aligns is not None:  # columns at their natural widths, the last one taking what is left
+            return [*natural[:-1], max(natural[-1], width - sum(natural[:-1]) - _GAP * (len(natural) - 1))]
         rest = len(natural) - 1
         spare = width - natural[0] - _GAP * rest
         if rest and spare >= sum(natural[1:]):  # the other columns share the rest of the width
@@ -222,7 +226,8 @@ class ColumnTable:
         lines.append("=" * width)
 
         def fmt(cells: list[str]) -> str:
-            out = [f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+            aligns = self.aligns or "l" + "r" * (len(cells) - 1)
+            out = [f"{c:<{w}}" if a == "l" else f"{c:>{w}}" for c, w, a in zip(cells, widths, aligns, strict=True)]
             return (" " * _GAP).join(out).rstrip()
 
         if any(self.headers):

@@ -173,6 +173,7 @@ kpl <- function(formula, data, dictionary = NULL, level = NULL, kernel = NULL, l
     model = model,
     notes = r_words(unlist(out$notes), context),
     python_summary = r_words(out$summary, context),
+    python_summary_full = r_words(out$summary_full, context),
     py = res
   ), class = "kpl")
 }
@@ -192,7 +193,8 @@ print.kpl <- function(x, ...) {
   invisible(x)
 }
 
-summary.kpl <- function(object, ...) {
+summary.kpl <- function(object, diagnostics = c("compact", "full"), ...) {
+  diagnostics <- match.arg(diagnostics)
   obs <- !is.na(object$observed)
   res <- object$residuals[obs]
   centred <- object$observed - matrix(colMeans(object$observed, na.rm = TRUE), nrow(object$observed),
@@ -210,21 +212,18 @@ summary.kpl <- function(object, ...) {
     # the Python summary's "Training MSE": mean over curves of the mean squared residual over observed points
     mse = mean(rowSums(object$residuals^2, na.rm = TRUE) / rowSums(obs)),
     r_squared = 1 - sum(res^2) / sum(centred[obs]^2),
-    python_summary = object$python_summary
+    python_summary = if (diagnostics == "full" && !is.null(object$python_summary_full)) object$python_summary_full
+                     else object$python_summary
   ), class = "summary.kpl")
 }
 
+# The statistician-first summary of the fit (the Python summary's text, in R's words): the model and its tuning,
+# the fit with the leave-one-curve-out error against the mean curve's, one row per term, the excess-risk bound in
+# two lines (summary(fit, diagnostics = "full") for its constants) and the notes.
 print.summary.kpl <- function(x, ...) {
-  cat("Kernel-based projection learning (fdakpl)\n")
-  cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n\n", sep = "")
-  cat(sprintf("Response: %s (%d curves, %d locations, %d observed values)\n",
-              x$response, x$n, x$locations, x$observed))
+  cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(deleted_note(x))
-  cat(sprintf("Inputs: %s\n", paste(x$terms, collapse = ", ")))
-  cat(sprintf("lambda = %.4g, edf = %.4g\n", x$lambda, x$edf))
-  cat(sprintf("Training MSE (mean over curves of the mean squared residual at observed points) = %.4g, R^2 (vs. the mean curve) = %.4f\n\n",
-              x$mse, x$r_squared))
-  cat("Python summary:\n", x$python_summary, "\n", sep = "")
+  cat(x$python_summary, "\n", sep = "")
   invisible(x)
 }
 

@@ -265,6 +265,8 @@ r_syntax <- list(
   c("\\b([a-z_]+)=False\\b", "\\1 = FALSE"),
   c("\\b([a-z_]+)=None\\b", "\\1 = NULL"),
   c("\\b([a-z_]+)='([^']*)'", "\\1 = \"\\2\""),
+  c("\\b([a-z_]+)=\"([^\"]*)\"", "\\1 = \"\\2\""),
+  c("\\bres\\.notes\\b", "fit$notes"),
   c("\\b([a-z_]+)=([-0-9.][-0-9.e]*)", "\\1 = \\2"),
   c("\\b([A-Z][A-Za-z]*)\\.__init__\\(\\) got an unexpected keyword argument '([a-z_]+)'",
     "the \\1 constructor does not take `\\2`"),

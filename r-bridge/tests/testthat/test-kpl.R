@@ -109,7 +109,10 @@ test_that("the methods of class kpl are consistent with each other", {
   centred <- sweep(y, 2, colMeans(y, na.rm = TRUE))
   expect_equal(s$r_squared, 1 - sum(residuals(fit)^2, na.rm = TRUE) / sum(centred[obs]^2))
   expect_equal(s$mse, mean(rowMeans(residuals(fit)^2, na.rm = TRUE)))
-  expect_output(print(s), "Python summary")
+  expect_output(print(s), "Terms (combined by product)", fixed = TRUE)  # one row per term
+  expect_output(print(s), "LOO error:", fixed = TRUE)
+  expect_output(print(summary(fit, diagnostics = "full")), "Excess-risk diagnostics", fixed = TRUE)
+  expect_false(grepl("Excess-risk diagnostics", fit$python_summary, fixed = TRUE))
   long <- as.data.frame(fit)
   expect_identical(nrow(long), 100L * 55L)
   expect_identical(names(long), c("sample", "location", "observed", "fitted", "residual"))
@@ -166,7 +169,7 @@ test_that("a factor has its own kernel: level names, level order and kernels by 
   expect_lt(max_abs(fitted(fit2), fitted(fit)) / max(abs(fitted(fit))), 1e-10)
   fixed <- kpl(rcst ~ cca + sex, d, lambda = 1e-3, interpolate_inputs = TRUE, progress = FALSE,
                kernel = list(cca = kpl_kernel("gaussian", sigma = 0.5), sex = kpl_kernel("categorical", sigma = 1)))
-  expect_match(fixed$python_summary, "C\\(sex\\): Categorical\\(sigma = 1\\)")
+  expect_match(fixed$python_summary, "C\\(sex\\) +factor +Categorical\\(sigma = 1\\)")  # its row of the term table
   expect_error(kpl(rcst ~ cca + pasat, d, interpolate_inputs = TRUE, kernel = list(pasat = "gaussian")),
                "numeric scalar terms share one kernel, named \"scalars\"", class = "fdakpl_input_error")
 })
