@@ -35,6 +35,7 @@ from ..data.functional import SAMPLE, as_dataset, validate_functional
 from ..data.labels import coordinate_values
 from ..data.scaling import power_of_two_scale
 from .design import ScalarDesign, build_design
+from .expansion import check_expansion
 from .names import Verbatim
 
 __all__ = ["SCALARS", "TERM_NAMES", "ParsedFormula", "ScalarDesign", "median_heuristic", "parse_formula"]
@@ -223,6 +224,10 @@ def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, st
         raise ValueError(f"the formula has {len(formula)} characters; at most {MAX_FORMULA} are accepted")
     names = [str(v) for v in ds.data_vars]
     verbatim = Verbatim(formula, *names)  # formulaic's parser would NFKC-normalise names (dose_µg -> dose_μg)
+    try:  # the terms counted on formulaic's syntax tree before formulaic expands them (a ** power is unbounded)
+        check_expansion(verbatim.protect(formula), len(names), shown=formula)
+    except RecursionError:
+        raise ValueError(f"the formula {formula[:80]!r}... nests too deeply") from None
     try:
         lhs, rhs = _parsed_sides(verbatim.protect(formula), tuple(verbatim.protect(v) for v in names))
     except RecursionError:

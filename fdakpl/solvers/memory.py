@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
+
+import numpy as np
 
 __all__ = ["MEMORY_FRACTION", "SMALL_PROBLEM_BYTES", "check_exact_memory"]
 
@@ -66,8 +69,10 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
     ValueError: n_samples = 200000 curves need about 2.2e+03 GB for the exact KPL solver (limit 16 GB: ...)...approx=...
     """
     estimate = 8.0 * (7.0 * float(n_samples) ** 2 + 4.0 * float(n_points))
+    source = "memory_limit"
     if limit is None:
         limit = os.environ.get("FDAKPL_MEMORY_LIMIT")
+        source = "the environment variable FDAKPL_MEMORY_LIMIT"
     if limit is None:
         if estimate < SMALL_PROBLEM_BYTES:  # no memory read for a small fit (it costs more than the fit)
             return estimate
@@ -76,11 +81,15 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None) -> 
             return estimate
         limit, how = MEMORY_FRACTION * avail, f"half of the {avail / 1e9:.3g} GB available"
     else:
+        given = limit
         try:
-            limit = float(limit)
+            limit = float(limit) if not isinstance(limit, (bool, np.bool_)) else float("nan")
         except (TypeError, ValueError):
-            raise ValueError(f"memory_limit must be a number of bytes or 'inf', got {limit!r}") from None
-        how = "memory_limit"
+            limit = float("nan")
+        if math.isnan(limit) or limit <= 0:  # NaN would compare False and turn the check off silently
+            raise ValueError(f"{source} must be a number of bytes > 0 (e.g. 8e9) or 'inf' (no check), got "
+                             f"{given!r}")
+        how = source
     if estimate > limit:
         raise ValueError(
             f"n_samples = {n_samples} curves need about {estimate / 1e9:.2g} GB for the exact KPL solver "
