@@ -324,7 +324,7 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
     engine = engine or _default_engine()
     if engine not in {"netcdf4", "h5netcdf", "scipy"}:
         raise ValueError(f"engine must be 'netcdf4', 'h5netcdf' or 'scipy', got {engine!r}")
-    path = Path(path)
+    path = Path(path).expanduser()  # "~/model.nc": xarray would expand it, the atomic rename would not
     _refuse_foreign(path, overwrite)
     names: dict[str, str] = {}
     if kind == KIND_RESULTS:
