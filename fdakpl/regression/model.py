@@ -21,7 +21,7 @@ from ..data.functional import as_dataset
 from ..data.preprocessing import prepare_inputs
 from ..dictionaries import BSpline, Dictionary, make_dictionary
 from ..estimators.kpl import KPLRegressor
-from ..formula.terms import TERM_NAMES, parse_formula
+from ..formula.terms import TERM_NAMES, ParsedFormula, parse_formula
 from ..kernels import Gaussian, Kernel, ScaleDecay
 from ..losses import LogCosh, is_square, make_loss
 from ..ridge.problem import prepare_problem, refit_problem
@@ -211,6 +211,35 @@ class FunctionalRegression:
         self.approx = approx
         self.groups = groups
         self.parsed = parsed
+        self._parsed_for = (formula, self.data)
+
+    def _refresh_parsed(self) -> ParsedFormula:
+        """The formula parsed against the model's data, again if either was reassigned since it was last parsed
+        (``model.formula = "y ~ x"`` then ``fit()`` fits ``y ~ x``, never the old terms under the new label)."""
+        formula, data = getattr(self, "_parsed_for", (None, None))
+        if formula == self.formula and data is self.data and isinstance(self.parsed, ParsedFormula):
+            return self.parsed
+        try:
+            parsed = parse_formula(self.formula, self.data)
+        except ValueError as err:
+            raise ValueError(f"{err} (the model keeps only the variables of the formula it was created with; for "
+                             "other variables create a new FunctionalRegression(formula, data))") from None
+        parsed.input_grids = {t: np.array(g, dtype=g.dtype) for t, g in parsed.input_grids.items()}
+        self.parsed, self._parsed_for = parsed, (self.formula, self.data)
+        return parsed
+
+    def _snapshot(self, parsed: ParsedFormula) -> FunctionalRegression:
+        """The model as it was fitted, for the results: its own containers, so later edits of the model (its
+        formula, data, kernels, grids) change neither the results nor what they save."""
+        snap = copy.copy(self)
+        snap.parsed = parsed
+        snap.data = self.data.copy(deep=False)
+        snap._parsed_for = (self.formula, snap.data)
+        for name in ("kernels", "param_grid", "lam_grid", "width_grid", "b_grid", "domain"):
+            value = getattr(self, name)
+            if isinstance(value, (dict, list)):
+                setattr(snap, name, copy.deepcopy(value))
+        return snap
 
     @classmethod
     def from_formula(cls, formula: str, data: Any, **kwargs: Any) -> FunctionalRegression:
@@ -356,7 +385,7 @@ class FunctionalRegression:
 
         t0 = time.perf_counter()
         notes: list[str] = []
-        parsed = self.parsed
+        parsed = self._refresh_parsed()
         Y = self.data[parsed.response]
         observed = ~np.isnan(np.asarray(Y.values, dtype=float))
         fully = bool(observed.all())
@@ -394,7 +423,7 @@ class FunctionalRegression:
                 fit["edge"] = msg is not None
         notes += [str(w.message) for w in distinct(caught)]
         return FunctionalRegressionResults(
-            model=copy.copy(self), estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam,
+            model=self._snapshot(parsed), estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam,
             criterion=criterion, lam_grid=None if isinstance(criterion, Fixed) else grid, criteria=fit["criteria"],
             cv_result=fit["cv_result"], lam_on_edge=bool(fit.get("edge", False)), notes=notes,
             fit_seconds=time.perf_counter() - t0, tuning=fit["tuning"], problem=fit["problem"],
