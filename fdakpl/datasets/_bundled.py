@@ -183,7 +183,7 @@ def load_emotion() -> xr.Dataset:
                                "location": "time point (1 ... 384)"})
     ds = xr.Dataset(data_vars, coords={SAMPLE: labels})
     ds.attrs.update({"title": "emotion data of the R package FDboost",
-                     "source": f"bundled emotion.RData of FDboost 1.1-2, read with rdata "
+                     "source": "bundled emotion.RData of FDboost 1.1-2, read with rdata "
                                "(fdakpl/datasets/data/emotion.RData)",
                      "license": "GPL-2, as the R package FDboost (version 1.1-2)",
                      "citation": ("Rügamer, D., Brockhaus, S., Gentsch, K., Scherer, K. and Greven, S. (2018). "

@@ -66,6 +66,11 @@ class _Reader:
                 return self.arrays[name].copy()
             self.used.add(name)
             return self.arrays[name]  # read for this load only: no copy needed
+        if "__datetimes__" in obj:  # timezone-aware dates: UTC ticks and the zone's name
+            ticks = self.decode(obj["ticks"])
+            if not isinstance(ticks, np.ndarray) or ticks.dtype.kind != "M":
+                raise self.fail("stored dates are not an array of dates (corrupted file)")
+            return _zoned(ticks, obj["__datetimes__"], self)
         if "__ndarray__" in obj:
             return np.array(obj["data"], dtype=fmt.stored_dtype(obj["__ndarray__"])).reshape(obj["shape"])
         if "__npscalar__" in obj:
@@ -326,9 +331,35 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
     return obj
 
 
+def _zoned(ticks: np.ndarray, zone: Any, reader: _Reader) -> np.ndarray:
+    """Timezone-aware Timestamps (an object array, as fdakpl's labels hold them) from UTC ticks and a zone name."""
+    import pandas as pd
+
+    try:
+        index = pd.DatetimeIndex(ticks.ravel()).tz_localize("UTC").tz_convert(str(zone))
+    except Exception as err:  # an unknown zone name (pytz / zoneinfo raise several types)
+        raise reader.fail(f"the stored time zone {str(zone)[:40]!r} is not known here ({type(err).__name__})") from None
+    return np.array(list(index), dtype=object).reshape(ticks.shape)
+
+
+def _data_variable(dims: tuple[str, ...], values: np.ndarray, meta: dict[str, Any], attrs: Any,
+                   reader: _Reader) -> Any:
+    """A training variable or coordinate as it was saved (timezone-aware dates as pandas holds them)."""
+    zone = meta.get("timezone")
+    if zone is None:
+        return xr.Variable(dims, values, attrs=attrs)
+    if values.dtype.kind != "M" or len(dims) != 1:
+        raise reader.fail("stored dates with a time zone are not a 1-d array of dates (corrupted file)")
+    import pandas as pd
+
+    index = pd.DatetimeIndex(_zoned(values, zone, reader))
+    return xr.IndexVariable(dims, index, attrs=attrs) if meta.get("coord") else xr.Variable(dims, index, attrs=attrs)
+
+
 def _rebuild_data(info: dict[str, Any], restored: dict[str, np.ndarray], reader: _Reader) -> xr.Dataset:
     meta = info.get("variables", {})
-    made = {k: xr.Variable(tuple(m["dims"]), restored[k], attrs=reader.decode(m["attrs"])) for k, m in meta.items()}
+    made = {k: _data_variable(tuple(m["dims"]), restored[k], m, reader.decode(m["attrs"]), reader)
+            for k, m in meta.items()}
     coords = {k: v for k, v in made.items() if meta[k]["coord"]}
     data_vars = {k: v for k, v in made.items() if not meta[k]["coord"]}
     return xr.Dataset(data_vars, coords=coords, attrs=reader.decode(info.get("attrs", {})))
