@@ -236,7 +236,7 @@ def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, st
         msg = verbatim.restore(str(err).split("\n")[0])
         if formula.count("~") != 1:
             raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}") from None
-        raise ValueError(f"cannot parse the formula {formula!r}: {msg}") from None
+        raise ValueError(f"cannot parse the formula {formula!r}: {msg.rstrip('.')}{_backquote_hint(formula, names)}") from None
     if lhs is None:
         raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
 
@@ -244,6 +244,19 @@ def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, st
         return [[(verbatim.restore(e), how) for e, how in t] for t in side]
 
     return restored(lhs), restored(rhs)
+
+
+def _backquote_hint(formula: str, names: list[str]) -> str:
+    """Advice for variables whose names are not identifiers (``my y``) written without backquotes."""
+    bare = [n for n in sorted(names, key=len, reverse=True) if not n.isidentifier() and n in formula
+            and f"`{n}`" not in formula and f"Q('{n}')" not in formula and f'Q("{n}")' not in formula]
+    if not bare:
+        return ""
+    fixed = formula
+    for n in bare:
+        fixed = fixed.replace(n, f"`{n}`")
+    return (f"; names that are not identifiers ({', '.join(repr(n) for n in bare[:3])}) go between backquotes: "
+            f"{fixed!r}")
 
 
 @functools.lru_cache(maxsize=128)
