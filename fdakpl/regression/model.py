@@ -51,6 +51,24 @@ from .steps import (
     tuning_notices,
 )
 
+#: ``_dictionary(spec, _NO_LEVEL)``: the dictionary without a level, whatever the model's ``level``
+_NO_LEVEL = object()
+
+
+def _takes_level(spec: Any) -> bool:
+    """Whether a dictionary (or its name) has a ``level`` (wavelets)."""
+    import inspect
+
+    if isinstance(spec, str):
+        if spec == "auto":
+            return False
+        try:
+            spec = make_dictionary(spec)
+        except (TypeError, ValueError):
+            return False
+    return "level" in inspect.signature(type(spec)).parameters
+
+
 __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
 
@@ -255,14 +273,17 @@ class FunctionalRegression:
         return cls(formula, data, **kwargs)
 
     # ------------------------------------------------------------------ building blocks
-    def _dictionary(self, spec: Any = None, level: int | None = None) -> Dictionary | str:
+    def _dictionary(self, spec: Any = None, level: Any = None) -> Dictionary | str:
         spec = self.dictionary if spec is None else spec
         level = self.level if level is None else level
         if isinstance(spec, Dictionary):
             return spec
         if isinstance(spec, str) and spec == "auto":
             return "auto"
-        kw = {"level": level} if level is not None else {}
+        if level is not None and level is not _NO_LEVEL and not _takes_level(spec):
+            raise ValueError(f"level={level!r} applies to wavelet dictionaries (e.g. dictionary='db3'), not to "
+                             f"dictionary={spec!r}; drop level or choose a wavelet")
+        kw = {"level": level} if level is not None and level is not _NO_LEVEL else {}
         return make_dictionary(spec, **kw)
 
     def _given_kernels(self) -> dict[str, Kernel | None]:
@@ -331,8 +352,13 @@ class FunctionalRegression:
         if dics is not None or levels is not None:
             dics = dics if dics is not None else [self.dictionary]
             levels = levels if levels is not None else [self.level]
-            out["dictionary"] = [self._dictionary(d, lv) if not isinstance(d, Dictionary) else d
-                                 for d, lv in product(dics, levels)]
+            # a level is crossed with the dictionaries that take one (wavelets); the others are tried once
+            made = [self._dictionary(d, lv) if _takes_level(d) else d if isinstance(d, Dictionary)
+                    else self._dictionary(d, _NO_LEVEL) for d, lv in product(dics, levels)]
+            if levels != [None] and not any(_takes_level(d) for d in dics):
+                raise ValueError(f"param_grid's 'level' applies to wavelet dictionaries (e.g. 'db3'); none of "
+                                 f"{list(map(str, dics))} takes a level: drop 'level' or add a wavelet")
+            out["dictionary"] = list({repr(d): d for d in made}.values())
         if "b" in grid:
             out["output_matrix"] = [ScaleDecay(float(b)) for b in grid.pop("b")]
         if "sigma" in grid:
