@@ -474,9 +474,9 @@ def from_long(
     off = np.abs(grid[col] - loc_vals) > 1e-12 * float(np.abs(grid).max())  # relative: any unit
     if off.any():
         i = int(np.argmax(off))
-        raise ValueError(f"the long-form location {float(loc_vals[i])!r} is not on the requested grid (nearest grid "
-                         f"point {float(grid[col[i]])!r}; {int(off.sum())} such locations); pass grid=None to use the locations' "
-                         "own grid, or a grid that contains every location")
+        raise ValueError(f"the long-form location {float(loc_vals[i])!r} is not on the requested grid (nearest "
+                         f"grid point {float(grid[col[i]])!r}; {int(off.sum())} such locations); pass grid=None to "
+                         "use the locations' own grid, or a grid that contains every location")
     row_of = pd.Index(samples).get_indexer(df[SAMPLE])
     if (row_of < 0).any():
         raise ValueError("long data has sample labels that are not in `samples`")

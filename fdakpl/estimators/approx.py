@@ -64,7 +64,7 @@ from ..dictionaries import (
     Fourier,  # noqa: F401  (the examples in the docstrings use it)
     output_dictionary,
 )
-from ..kernels import Kernel, check_spd, make_output_matrix
+from ..kernels import Kernel, make_output_matrix
 from ..losses import is_square
 from ..ridge.problem import unsupported_atoms_message
 from ..solvers.features import (
@@ -286,7 +286,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
             dic.fit(Observations.from_dense(np.zeros((1, grid.size)), grid), domain=dom)
         self.dictionary_ = dic
         G = dic.gram()
-        B = check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_), "output_matrix")
+        B = make_output_matrix(self.output_matrix).checked(dic.scales_)
         self.gram_, self.B_ = G, B
         _warn_unsupported_atoms(grid.size, G)
 

@@ -236,7 +236,8 @@ def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, st
         msg = verbatim.restore(str(err).split("\n")[0])
         if formula.count("~") != 1:
             raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}") from None
-        raise ValueError(f"cannot parse the formula {formula!r}: {msg.rstrip('.')}{_backquote_hint(formula, names)}") from None
+        hint = _backquote_hint(formula, names)
+        raise ValueError(f"cannot parse the formula {formula!r}: {msg.rstrip('.')}{hint}") from None
     if lhs is None:
         raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
 
