@@ -110,7 +110,7 @@ def expansion_cost(formula: str, n_variables: int = 0) -> int | None:
     Examples
     --------
     >>> expansion_cost("y ~ a * b * c")
-    23
+    15
     """
     from formulaic.parser import DefaultFormulaParser
 
