@@ -58,7 +58,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
-from ..data.validation import check_grid, check_lam
+from ..data.validation import check_bool, check_grid, check_lam
 from ..dictionaries import (
     Dictionary,
     Fourier,  # noqa: F401  (the examples in the docstrings use it)
@@ -221,6 +221,9 @@ class ApproxKPLRegressor(FunctionalEstimator):
 
     def _check_params(self) -> None:
         check_square_loss(self.loss)
+        check_bool(self.center, "center")
+        check_bool(self.interpolate_inputs, "interpolate_inputs")
+        check_bool(self.progress, "progress", none=True)
         self._kernel()
         self._lams()
         self._criterion()

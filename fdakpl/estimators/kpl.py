@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import check_domain, check_locations
 from ..data.preprocessing import prepare_inputs
-from ..data.validation import check_lam
+from ..data.validation import check_bool, check_lam
 from ..dictionaries import (
     Dictionary,
     Fourier,  # noqa: F401  (the examples in the docstrings use it)
@@ -231,6 +231,8 @@ class KPLRegressor(FunctionalEstimator):
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
         check_lam(self.lam, "; choose it with fdakpl.FunctionalRegression")
+        check_bool(self.center, "center")
+        check_bool(self.interpolate_inputs, "interpolate_inputs")
         check_domain(self.domain)
         self._kernel()
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import as_dataset
+from ..data.validation import check_bool
 from ..data.preprocessing import prepare_inputs
 from ..dictionaries import BSpline, Dictionary, make_dictionary
 from ..estimators.kpl import KPLRegressor
@@ -411,6 +412,9 @@ class FunctionalRegression:
 
         t0 = time.perf_counter()
         notes: list[str] = []
+        for name in ("center", "interpolate_inputs", "sigma_relative"):
+            check_bool(getattr(self, name), name)
+        check_bool(self.progress, "progress", none=True)
         parsed = self._refresh_parsed()
         Y = self.data[parsed.response]
         observed = ~np.isnan(np.asarray(Y.values, dtype=float))
