@@ -279,7 +279,8 @@ class KPLRegressor(FunctionalEstimator):
         self._check_params()
         solver, _ = resolve_solver(self.solver, self.loss)
         n = problem.n
-        check_exact_memory(n, problem.n_points, self.memory_limit)  # before any n x n allocation
+        terms = len(problem.inputs) if isinstance(problem.inputs, dict) else 1
+        check_exact_memory(n, problem.n_points, self.memory_limit, n_terms=terms)  # before any n x n allocation
         kernel = self._kernel()
         if path is not None and (path.problem is not problem or path.kernel != kernel):
             raise ValueError("path is not the ridge path of this estimator's kernel on this problem")

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import as_dataset
-from ..data.validation import check_bool
 from ..data.preprocessing import prepare_inputs
+from ..data.validation import check_bool
 from ..dictionaries import BSpline, Dictionary, make_dictionary
 from ..estimators.kpl import KPLRegressor
 from ..formula.terms import TERM_NAMES, ParsedFormula, parse_formula
@@ -495,7 +495,7 @@ class FunctionalRegression:
                                  domain=self.domain, interpolate_inputs=self.interpolate_inputs, who="the formula")
         problem = square if is_square(make_loss(self.loss)) else refit_problem(square, loss=self.loss)
         fit["problem"] = problem
-        check_exact_memory(problem.n, problem.n_points)  # before any n x n allocation
+        check_exact_memory(problem.n, problem.n_points, n_terms=len(self.parsed.terms))  # before any n x n matrix
         kernels = default_widths(square.inputs, square.input_weights, given, self.parsed.factor_terms)
         kernel = combine(kernels, self.combine)
         output_matrix = self.output_matrix

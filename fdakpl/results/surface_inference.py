@@ -21,7 +21,6 @@
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ import xarray as xr
 
 from ..data.functional import SAMPLE
 from ..kernels import SmoothedLinear
+from ..utils.notices import distinct, said_once, silenced, warn
 from ..utils.progress import progress as bar
 from .interpretation import coefficient_surface_of, linear_surface, reference_arrays
 
@@ -102,17 +102,18 @@ def select_smoothing(model: Any, term: str, bandwidths: Any = None, criterion: s
         m.kernels = {**(model.kernels or {}), term: SmoothedLinear(float(bw))}
         m.lam, m.lam_grid = crit, grid
         m.progress = False
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        # fdakpl's warnings of each fit gathered per thread (no global warning filter: notices.said_once);
+        # only those of the chosen bandwidth are said
+        with said_once(quiet=(Warning,)) as caught:
             res = m.fit()
         values = getattr(res.criteria, crit)
         rows.append({"bandwidth": float(bw), "criterion": float(np.nanmin(values)), "lambda": res.lam})
-        fits.append((res, caught))
+        fits.append((res, list(caught)))
     path = pd.DataFrame(rows)
     best = int(np.argmin(path["criterion"].to_numpy()))
     res, caught = fits[best]
-    for w in caught:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for w in distinct(caught):
+        warn(str(w.message), w.category)
     res.notes.append(f"SmoothedLinear bandwidth of {term!r} = {bws[best]:.4g} chosen by {crit.upper()} among "
                      f"{bws.size} values in [{bws.min():.3g}, {bws.max():.3g}]")
     return res, path
@@ -183,8 +184,7 @@ def surface_bands(res: Any, term: str, n_boot: int = 200, alpha: float = 0.05, m
     est0 = clone(res.estimator).set_params(lam=res.lam, solver="eig" if res.solver == "eig" else res.solver)
     boots = np.empty((n_boot, *est_hat.shape))
     show = res.model.progress if progress is None else progress
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced():  # the bootstrap refits' warnings are dropped, per thread (no global warning filter)
         for b in bar(range(n_boot), desc=f"bootstrap of beta_{term}", enabled=show):
             Xb, Yb = _resample(inputs, Y, rng.integers(0, n, n))
             est = clone(est0).fit(Xb, Yb)
