@@ -43,6 +43,9 @@ def resolve_target(path: str | os.PathLike[str]) -> Path:
     'real.nc'
     """
     path = Path(path).expanduser()  # "~/model.nc" is the home folder's, as xarray and open() read it
+    if len(path.name.encode("utf-8")) > _MAX_NAME:
+        raise ValueError(f"the file name {path.name[:40]!r}... has {len(path.name.encode('utf-8'))} bytes; file "
+                         f"systems accept at most {_MAX_NAME}: choose a shorter name")
     if path.is_symlink():
         return Path(os.path.realpath(path))
     return path
@@ -80,9 +83,6 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[str], object
     target = resolve_target(path)
     if target.is_dir():
         raise IsADirectoryError(f"{path} is a directory; give a file name, e.g. {Path(path) / 'model.nc'}")
-    if len(target.name.encode("utf-8")) > _MAX_NAME:
-        raise ValueError(f"the file name {target.name[:40]!r}... has {len(target.name.encode('utf-8'))} bytes; file "
-                         f"systems accept at most {_MAX_NAME}: choose a shorter name")
     target.parent.mkdir(parents=True, exist_ok=True)
     old_mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
     # the temporary name fits where the target's does (file names of 255 bytes: the name is cut, the token unique)
