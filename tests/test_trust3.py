@@ -63,7 +63,7 @@ def _traced(fn):
     t0 = time.perf_counter()
     try:
         out = fn()
-    except Exception as err:  # noqa: BLE001 - returned to the caller, which checks its type
+    except Exception as err:  # returned to the caller, which checks its type
         out = err
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
@@ -371,7 +371,7 @@ def test_item_19_smoothing_and_bands_leave_the_warning_filters_alone(monkeypatch
         try:
             select_smoothing(model, "x", bandwidths=[0.0, 0.05])
             surface_bands(res, "x", n_boot=3, random_state=0)
-        except Exception as err:  # noqa: BLE001 - reported below
+        except Exception as err:  # reported below
             errors.append(err)
 
     threads = [threading.Thread(target=work) for _ in range(2)]
