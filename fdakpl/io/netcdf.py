@@ -33,7 +33,11 @@ corruption, not tampering (anyone can recompute it). Training variables
 whose names netCDF cannot hold safely (spaces, ``/``, a leading ``_``, names
 starting with ``fdakpl``) are stored under generated names (``fdakpl_var<i>``)
 with their original names in the description. The training kernel matrix
-``K_`` is recomputed from the stored kernel inputs ``X_fit_`` (it is ``n x n``).
+``K_`` (``n x n``) is neither stored nor rebuilt at load: results store what they
+computed from it, and :func:`load` plans every allocation it makes against
+``max_bytes`` (:mod:`fdakpl.io.load_budget`). Dates (timezone-aware too: UTC ticks
+and the zone's name) are stored as int64 ticks; with ``engine="scipy"`` (netCDF3),
+64-bit integers beyond 32 bits as decimal text.
 
 Format versions: 4 stores the declared fields of each class and the criterion
 that chose lambda as an object; 3 named the representer coefficients
