@@ -434,6 +434,7 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
                 raise reader.fail("the stored formula is not a string (forged or corrupted file)")
             inst.data = data
             inst.parsed = _rebuild_parsed(inst.formula, parsed, data, reader)
+            inst._parsed_for = (inst.formula, data)  # a refit uses the stored terms unless formula or data change
         elif name == "fdakpl.FunctionalRegressionResults":
             for key, value in (("edf", np.nan), ("rkhs_norm", np.nan),
                                ("condition_numbers", {"kernel": np.nan, "gram": np.nan, "system": np.nan})):
