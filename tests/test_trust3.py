@@ -396,7 +396,7 @@ def _forge_once(rng, base, tmp_path, i):
     state = _state(ds)
     arrays = [k for k in ds.data_vars if str(k).startswith("fdakpl.") and "fdakpl_dtype" in ds[k].attrs]
     for _ in range(int(rng.integers(1, 4))):
-        what = rng.integers(0, 6)
+        what = rng.integers(0, 7)
         if what == 0 and arrays:  # another dtype claimed for an array
             name = arrays[int(rng.integers(len(arrays)))]
             ds[name].attrs["fdakpl_dtype"] = _DTYPES[int(rng.integers(len(_DTYPES)))]
@@ -417,6 +417,14 @@ def _forge_once(rng, base, tmp_path, i):
         elif what == 4:  # the sizes of the training data
             meta = state["data"]["variables"]["z"]
             meta["dtype"] = str(rng.choice(_DTYPES))
+        elif what == 6:  # attributes: the format version, an array's path, the file's kind
+            edit = int(rng.integers(0, 3))
+            if edit == 0:
+                state["format_version"] = int(rng.choice([1, 2, 3, 4, 5]))
+            elif edit == 1 and arrays:
+                ds[arrays[int(rng.integers(len(arrays)))]].attrs["fdakpl_path"] = "estimator.__class__"
+            else:
+                ds.attrs["fdakpl_format"] = str(rng.choice(["fdakpl.results", "fdakpl.estimator", "other"]))
         else:  # repeated references to one array
             ref = state["root"]["state"]["estimator"]["state"]["dual_coef_"]
             state["root"]["state"]["estimator"]["state"]["solver_options"] = [ref] * int(rng.integers(2, 500))
