@@ -500,6 +500,19 @@ class OutputMatrix(BaseEstimator):
     def matrix(self, scales: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def checked(self, scales: np.ndarray) -> np.ndarray:
+        """:meth:`matrix` checked symmetric positive definite (:func:`check_spd`), with a message that says where
+        the matrix came from.
+
+        Examples
+        --------
+        >>> ScaleDecay(4.0).checked(np.arange(51))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: the output matrix ScaleDecay(b=4.0) (1 / b**scale, from output_matrix=, b_grid or ...
+        """
+        return check_spd(self.matrix(scales), "output_matrix")
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params(deep=False).items())})"
 
@@ -543,6 +556,19 @@ class ScaleDecay(OutputMatrix):
 
     def matrix(self, scales: np.ndarray) -> np.ndarray:
         return np.diag(self.b ** (-np.asarray(scales, dtype=float)))
+
+    def checked(self, scales: np.ndarray) -> np.ndarray:
+        s = np.asarray(scales, dtype=float)
+        w = self.b ** -s
+        if s.size and (not np.all(np.isfinite(w)) or w.min() <= 1e-30 * w.max() or w.max() <= 0):
+            span = float(s.max() - s.min())
+            top = 1e30 ** (1.0 / span) if span > 0 else float("inf")
+            raise ValueError(
+                f"the output matrix ScaleDecay(b={self.b}) (1 / b**scale, from output_matrix=, b_grid or param_grid's "
+                f"'b') weighs the dictionary's {s.size} atoms from {w.max():.3g} to {w.min():.3g} (scales "
+                f"{s.min():g} to {s.max():g}), a ratio beyond 1e30 that the solvers cannot resolve; use b between "
+                f"{1 / top:.3g} and {top:.3g}, or a dictionary with fewer atoms")
+        return np.diag(w)
 
 
 @saved("B")

@@ -464,11 +464,19 @@ def from_long(
     if samples is None:
         samples = pd.unique(df[SAMPLE])
     samples = np.asarray(samples)
-    grid = np.unique(loc_vals) if grid is None else np.asarray(grid, dtype=float)
-    col = np.searchsorted(grid, loc_vals)
-    col = np.clip(col, 0, grid.size - 1)
-    if not np.allclose(grid[col], loc_vals, rtol=0, atol=1e-12 * float(np.abs(grid).max())):  # relative: any unit
-        raise ValueError("some long-form locations are not on the requested grid; pass grid=None or a finer grid")
+    grid = np.unique(loc_vals) if grid is None else check_locations(grid, "grid")
+    if grid.size > 1 and not np.all(np.diff(grid) > 0):
+        raise ValueError("grid must be increasing without repeated values, e.g. np.unique(grid)")
+    # the nearest grid point on either side (a location a round-off below or above a grid point is on it)
+    right = np.clip(np.searchsorted(grid, loc_vals), 0, grid.size - 1)
+    left = np.clip(right - 1, 0, grid.size - 1)
+    col = np.where(np.abs(grid[left] - loc_vals) <= np.abs(grid[right] - loc_vals), left, right)
+    off = np.abs(grid[col] - loc_vals) > 1e-12 * float(np.abs(grid).max())  # relative: any unit
+    if off.any():
+        i = int(np.argmax(off))
+        raise ValueError(f"the long-form location {float(loc_vals[i])!r} is not on the requested grid (nearest "
+                         f"grid point {float(grid[col[i]])!r}; {int(off.sum())} such locations); pass grid=None to "
+                         "use the locations' own grid, or a grid that contains every location")
     row_of = pd.Index(samples).get_indexer(df[SAMPLE])
     if (row_of < 0).any():
         raise ValueError("long data has sample labels that are not in `samples`")

@@ -6,7 +6,32 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_grid", "check_int", "check_lam", "check_number"]
+__all__ = ["check_bool", "check_grid", "check_int", "check_lam", "check_number"]
+
+
+def check_bool(value: Any, name: str, *, none: bool = False) -> bool | None:
+    """A boolean option: ``True`` or ``False`` (NumPy's booleans too; ``None`` when ``none``).
+
+    Anything else is refused, rather than read by its truth value: the text ``"False"`` (from a
+    configuration file, a command line) is true in Python and would turn the option on.
+
+    Examples
+    --------
+    >>> check_bool(False, "center")
+    False
+    >>> check_bool("False", "center")
+    Traceback (most recent call last):
+    ...
+    TypeError: center must be True or False, got 'False' (str); write center=False, not center='False'
+    """
+    if value is None and none:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    shown = f"; write {name}={value.strip().capitalize()}, not {name}={value!r}" if isinstance(value, str) and \
+        value.strip().lower() in {"true", "false"} else ""
+    raise TypeError(f"{name} must be True or False{' (or None)' if none else ''}, got {value!r} "
+                    f"({type(value).__name__}){shown}")
 
 
 def check_number(value: Any, name: str, *, positive: bool = True, hint: str = "") -> float:

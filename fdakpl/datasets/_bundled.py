@@ -60,7 +60,7 @@ def _fda_usc_attrs(name: str, description: str) -> dict[str, Any]:
     """Provenance of data set ``name`` of fda.usc, read from the bundled ``<name>.rda``."""
     file = f"{name}.rda"
     return {"title": f"{name} data of the R package fda.usc",
-            "source": f"bundled {file} of fda.usc 2.2.0, read with rdata ({data_path(file)})",
+            "source": f"bundled {file} of fda.usc 2.2.0, read with rdata (fdakpl/datasets/data/{file})",
             "description": description, **_FDA_USC}
 
 
@@ -183,8 +183,8 @@ def load_emotion() -> xr.Dataset:
                                "location": "time point (1 ... 384)"})
     ds = xr.Dataset(data_vars, coords={SAMPLE: labels})
     ds.attrs.update({"title": "emotion data of the R package FDboost",
-                     "source": f"bundled emotion.RData of FDboost 1.1-2, read with rdata "
-                               f"({data_path('emotion.RData')})",
+                     "source": "bundled emotion.RData of FDboost 1.1-2, read with rdata "
+                               "(fdakpl/datasets/data/emotion.RData)",
                      "license": "GPL-2, as the R package FDboost (version 1.1-2)",
                      "citation": ("Rügamer, D., Brockhaus, S., Gentsch, K., Scherer, K. and Greven, S. (2018). "
                                   "Boosting factor-specific functional historical models for the detection of "

@@ -105,7 +105,26 @@ def _load_with_rdata(path: str) -> xr.Dataset:
     cols = converted["DTI"]["columns"]
     labels = cols["cca"].coords[cols["cca"].dims[0]].values
     cols = {k: (v.values if isinstance(v, xr.DataArray) else v) for k, v in cols.items()}
-    return dti_from_columns(cols, labels, source=f"bundled DTI.RData read with rdata ({path})")
+    return dti_from_columns(cols, labels, source=f"bundled DTI.RData read with rdata ({shown_path(path)})")
+
+
+def shown_path(path: str) -> str:
+    """A data file's path as the ``source`` attribute shows it: bundled files relative to the package
+    (``fdakpl/datasets/data/DTI.RData``), so that a saved model does not tell where fdakpl is installed.
+
+    Examples
+    --------
+    >>> shown_path(bundled_path())
+    'fdakpl/datasets/data/DTI.RData'
+    >>> shown_path("/home/me/DTI.RData")
+    '/home/me/DTI.RData'
+    """
+    import os
+
+    folder = os.path.dirname(bundled_path())
+    if os.path.dirname(os.path.abspath(path)) == os.path.abspath(folder):
+        return f"fdakpl/datasets/data/{os.path.basename(path)}"
+    return str(path)
 
 
 def _load_with_r(code: str, source: str) -> xr.Dataset:

@@ -58,13 +58,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import Observations
 from ..data.preprocessing import MeanFunction, check_same_samples
-from ..data.validation import check_grid, check_lam
+from ..data.validation import check_bool, check_grid, check_lam
 from ..dictionaries import (
     Dictionary,
     Fourier,  # noqa: F401  (the examples in the docstrings use it)
     output_dictionary,
 )
-from ..kernels import Kernel, check_spd, make_output_matrix
+from ..kernels import Kernel, make_output_matrix
 from ..losses import is_square
 from ..ridge.problem import unsupported_atoms_message
 from ..solvers.features import (
@@ -221,6 +221,9 @@ class ApproxKPLRegressor(FunctionalEstimator):
 
     def _check_params(self) -> None:
         check_square_loss(self.loss)
+        check_bool(self.center, "center")
+        check_bool(self.interpolate_inputs, "interpolate_inputs")
+        check_bool(self.progress, "progress", none=True)
         self._kernel()
         self._lams()
         self._criterion()
@@ -286,7 +289,7 @@ class ApproxKPLRegressor(FunctionalEstimator):
             dic.fit(Observations.from_dense(np.zeros((1, grid.size)), grid), domain=dom)
         self.dictionary_ = dic
         G = dic.gram()
-        B = check_spd(make_output_matrix(self.output_matrix).matrix(dic.scales_), "output_matrix")
+        B = make_output_matrix(self.output_matrix).checked(dic.scales_)
         self.gram_, self.B_ = G, B
         _warn_unsupported_atoms(grid.size, G)
 

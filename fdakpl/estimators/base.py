@@ -123,6 +123,25 @@ class FunctionalEstimator(RegressorMixin, BaseEstimator):
         ybar = MeanFunction(obs, info.domain)(obs.location)
         return integrated_r2(obs.value, pred, ybar)
 
+    def set_params(self, **params: Any) -> Any:
+        """Set parameters, scikit-learn's way; nested kernel parameters (``kernel__sigma``) work with the default
+        kernel too.
+
+        The default ``kernel=None`` stands for ``Gaussian(1.0)`` (an immutable default: no kernel object is shared
+        between estimators). Setting one of its parameters makes it explicit first, so
+        ``GridSearchCV(KPLRegressor(), {"kernel__sigma": [...]})`` searches the default kernel's width, and an
+        estimator whose kernel was never set still fits with ``Gaussian(1.0)``.
+
+        Examples
+        --------
+        >>> from fdakpl import KPLRegressor
+        >>> KPLRegressor().set_params(kernel__sigma=0.5).kernel
+        Gaussian(sigma=0.5)
+        """
+        if getattr(self, "kernel", False) is None and any(k.startswith("kernel__") for k in params):
+            self.kernel = kernel_or_default(None)  # a new object: the default made explicit
+        return super().set_params(**params)
+
     def _kernel(self) -> Kernel:
         """The input kernel of the estimators that have a ``kernel`` parameter (``Gaussian(1.0)`` for None)."""
         return kernel_or_default(self.kernel)  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import check_domain, check_locations
 from ..data.preprocessing import prepare_inputs
-from ..data.validation import check_lam
+from ..data.validation import check_bool, check_lam
 from ..dictionaries import (
     Dictionary,
     Fourier,  # noqa: F401  (the examples in the docstrings use it)
@@ -231,6 +231,8 @@ class KPLRegressor(FunctionalEstimator):
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict or None, got {type(self.solver_options).__name__}")
         check_lam(self.lam, "; choose it with fdakpl.FunctionalRegression")
+        check_bool(self.center, "center")
+        check_bool(self.interpolate_inputs, "interpolate_inputs")
         check_domain(self.domain)
         self._kernel()
 
@@ -277,7 +279,8 @@ class KPLRegressor(FunctionalEstimator):
         self._check_params()
         solver, _ = resolve_solver(self.solver, self.loss)
         n = problem.n
-        check_exact_memory(n, problem.n_points, self.memory_limit)  # before any n x n allocation
+        terms = len(problem.inputs) if isinstance(problem.inputs, dict) else 1
+        check_exact_memory(n, problem.n_points, self.memory_limit, n_terms=terms)  # before any n x n allocation
         kernel = self._kernel()
         if path is not None and (path.problem is not problem or path.kernel != kernel):
             raise ValueError("path is not the ridge path of this estimator's kernel on this problem")

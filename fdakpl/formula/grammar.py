@@ -177,6 +177,11 @@ def _tree(expr: str, node: ast.AST, variables: set[str], depth: int, names: Verb
                            f"variables: {sorted(variables)}")
     if isinstance(node, ast.Constant):
         if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            try:
+                float(node.value)
+            except OverflowError:
+                raise _refuse(expr, f"the number {str(node.value)[:20]}... is too large for a float "
+                                    "(at most about 1.8e308)") from None
             return ["num", node.value]
         shown = names.restore(node.value) if isinstance(node.value, str) else node.value
         raise _refuse(expr, f"the constant {shown!r} is not a number (put text in the data as a variable)")

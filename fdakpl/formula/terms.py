@@ -35,6 +35,7 @@ from ..data.functional import SAMPLE, as_dataset, validate_functional
 from ..data.labels import coordinate_values
 from ..data.scaling import power_of_two_scale
 from .design import ScalarDesign, build_design
+from .expansion import check_expansion
 from .names import Verbatim
 
 __all__ = ["SCALARS", "TERM_NAMES", "ParsedFormula", "ScalarDesign", "median_heuristic", "parse_formula"]
@@ -223,6 +224,10 @@ def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, st
         raise ValueError(f"the formula has {len(formula)} characters; at most {MAX_FORMULA} are accepted")
     names = [str(v) for v in ds.data_vars]
     verbatim = Verbatim(formula, *names)  # formulaic's parser would NFKC-normalise names (dose_µg -> dose_μg)
+    try:  # the terms counted on formulaic's syntax tree before formulaic expands them (a ** power is unbounded)
+        check_expansion(verbatim.protect(formula), len(names), shown=formula)
+    except RecursionError:
+        raise ValueError(f"the formula {formula[:80]!r}... nests too deeply") from None
     try:
         lhs, rhs = _parsed_sides(verbatim.protect(formula), tuple(verbatim.protect(v) for v in names))
     except RecursionError:
@@ -231,7 +236,8 @@ def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, st
         msg = verbatim.restore(str(err).split("\n")[0])
         if formula.count("~") != 1:
             raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}") from None
-        raise ValueError(f"cannot parse the formula {formula!r}: {msg}") from None
+        hint = _backquote_hint(formula, names)
+        raise ValueError(f"cannot parse the formula {formula!r}: {msg.rstrip('.')}{hint}") from None
     if lhs is None:
         raise ValueError(f"formula must look like 'response ~ term + term', got {formula!r}")
 
@@ -239,6 +245,19 @@ def split_formula(formula: Any, ds: xr.Dataset) -> tuple[list[list[tuple[str, st
         return [[(verbatim.restore(e), how) for e, how in t] for t in side]
 
     return restored(lhs), restored(rhs)
+
+
+def _backquote_hint(formula: str, names: list[str]) -> str:
+    """Advice for variables whose names are not identifiers (``my y``) written without backquotes."""
+    bare = [n for n in sorted(names, key=len, reverse=True) if not n.isidentifier() and n in formula
+            and f"`{n}`" not in formula and f"Q('{n}')" not in formula and f'Q("{n}")' not in formula]
+    if not bare:
+        return ""
+    fixed = formula
+    for n in bare:
+        fixed = fixed.replace(n, f"`{n}`")
+    return (f"; names that are not identifiers ({', '.join(repr(n) for n in bare[:3])}) go between backquotes: "
+            f"{fixed!r}")
 
 
 @functools.lru_cache(maxsize=128)

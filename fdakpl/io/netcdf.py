@@ -33,7 +33,11 @@ corruption, not tampering (anyone can recompute it). Training variables
 whose names netCDF cannot hold safely (spaces, ``/``, a leading ``_``, names
 starting with ``fdakpl``) are stored under generated names (``fdakpl_var<i>``)
 with their original names in the description. The training kernel matrix
-``K_`` is recomputed from the stored kernel inputs ``X_fit_`` (it is ``n x n``).
+``K_`` (``n x n``) is neither stored nor rebuilt at load: results store what they
+computed from it, and :func:`load` plans every allocation it makes against
+``max_bytes`` (:mod:`fdakpl.io.load_budget`). Dates (timezone-aware too: UTC ticks
+and the zone's name) are stored as int64 ticks; with ``engine="scipy"`` (netCDF3),
+64-bit integers beyond 32 bits as decimal text.
 
 Format versions: 4 stores the declared fields of each class and the criterion
 that chose lambda as an object; 3 named the representer coefficients
@@ -68,6 +72,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ..utils.saved import saved_fields
@@ -134,6 +139,10 @@ class _Writer:
 
     def array(self, arr: np.ndarray, path: str) -> Any:
         dtype = arr.dtype
+        zone = timezone_of(arr)
+        if zone is not None:  # timezone-aware dates (labels): their UTC ticks and the zone's name
+            ticks = pd.DatetimeIndex(arr.ravel()).tz_convert("UTC").tz_localize(None).values.astype("M8[ns]")
+            return {"__datetimes__": zone, "ticks": self.array(ticks.reshape(arr.shape), path)}
         if dtype.kind == "O":
             items = arr.ravel().tolist()
             if all(isinstance(v, str) for v in items):
@@ -144,10 +153,13 @@ class _Writer:
                 raise TypeError(f"cannot save {path}: an object array of mixed types (only strings or numbers)")
         elif dtype.kind in "biufUS":
             data = arr
+        elif dtype.kind in "mM":  # dates and durations: written as their int64 ticks (restored by the dtype's name)
+            data = arr
         else:
             raise TypeError(f"cannot save {path}: arrays of dtype {dtype} are not stored")
         if arr.ndim == 0 or arr.size == 0:
-            return {"__ndarray__": dtype.str, "shape": list(arr.shape), "data": data.tolist()}
+            plain = data.view(np.int64) if dtype.kind in "mM" else data
+            return {"__ndarray__": dtype.str, "shape": list(arr.shape), "data": plain.tolist()}
         name = self._name(path)
         attrs = {"fdakpl_path": path, "fdakpl_dtype": dtype.str}
         last = path.rsplit(".", 1)[-1]
@@ -234,15 +246,60 @@ def _plain_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _storable(v: xr.Variable, names: dict[str, str]) -> xr.Variable:
+def _netcdf3(values: np.ndarray) -> np.ndarray:
+    """Values netCDF3 (``engine="scipy"``) can hold: 64-bit integers as int32 when they fit, else as their decimal
+    text (restored exactly by the dtype named in the description)."""
+    if values.dtype.kind not in "iu" or values.dtype.itemsize <= 4:
+        return values
+    if values.size == 0 or (values.max() <= np.iinfo(np.int32).max and values.min() >= np.iinfo(np.int32).min):
+        return values.astype(np.int32)
+    return values.astype(str).astype("S")
+
+
+def _storable(v: xr.Variable, names: dict[str, str], engine: str = "netcdf4") -> xr.Variable:
     """A training variable as netCDF stores it: datetimes as int64 ticks, booleans as int8, attrs made plain,
-    dims under their stored names."""
-    vals = np.asarray(v.values)
+    dims under their stored names; for netCDF3, 64-bit integers as int32 or decimal text."""
+    vals = _plain_values(v)
     if vals.dtype.kind in "mM":
         vals = vals.view(np.int64)
     elif vals.dtype.kind == "b":
         vals = vals.astype(np.int8)
+    if engine == "scipy":
+        vals = _netcdf3(vals)
     return xr.Variable([names[str(d)] for d in v.dims], vals, attrs=_plain_attrs(dict(v.attrs)))
+
+
+def timezone_of(values: Any) -> str | None:
+    """The time zone of timezone-aware dates (a pandas dtype, or an object array of Timestamps of one zone).
+
+    Examples
+    --------
+    >>> timezone_of(np.array([pd.Timestamp("2020-01-01", tz="Europe/Paris")], dtype=object))
+    'Europe/Paris'
+    >>> timezone_of(np.arange(3)) is None
+    True
+    """
+    dtype = getattr(values, "dtype", None)
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return str(dtype.tz)
+    if not isinstance(values, np.ndarray) or dtype is None or dtype.kind != "O" or values.size == 0:
+        return None
+    items = values.ravel().tolist()
+    if not all(isinstance(v, pd.Timestamp) and v.tzinfo is not None for v in items):
+        return None
+    zones = {str(v.tz) for v in items}
+    if len(zones) != 1:
+        raise TypeError(f"dates of several time zones ({sorted(zones)[:3]}) are not stored; convert them to one, "
+                        "e.g. pd.DatetimeIndex(labels).tz_convert('UTC')")
+    return zones.pop()
+
+
+def _plain_values(v: xr.Variable) -> np.ndarray:
+    """A variable's values as numpy holds them; timezone-aware dates as their UTC datetime64 (the zone is in the
+    description)."""
+    if timezone_of(v) is not None:
+        return np.asarray(pd.DatetimeIndex(v.to_index()).tz_convert("UTC").tz_localize(None).values)
+    return np.asarray(v.values)
 
 
 def _versions() -> dict[str, str]:
@@ -324,7 +381,7 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
     engine = engine or _default_engine()
     if engine not in {"netcdf4", "h5netcdf", "scipy"}:
         raise ValueError(f"engine must be 'netcdf4', 'h5netcdf' or 'scipy', got {engine!r}")
-    path = Path(path)
+    path = Path(path).expanduser()  # "~/model.nc": xarray would expand it, the atomic rename would not
     _refuse_foreign(path, overwrite)
     names: dict[str, str] = {}
     if kind == KIND_RESULTS:
@@ -344,30 +401,30 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
     variables = {**data.data_vars, **data.coords}
     extra["data"] = {
         "attrs": writer.encode(dict(data.attrs), "data_attrs"),
-        "variables": {str(k): {"dtype": v.dtype.str, "attrs": writer.encode(dict(v.attrs), f"data_attrs.{k}"),
+        "variables": {str(k): {"dtype": _plain_values(v.variable).dtype.str,
+                               "attrs": writer.encode(dict(v.attrs), f"data_attrs.{k}"),
                                "coord": str(k) in data.coords, "stored_as": names[str(k)],
-                               "dims": [str(d) for d in v.dims], "shape": list(v.shape)}
+                               "dims": [str(d) for d in v.dims], "shape": list(v.shape),
+                               **({"timezone": timezone_of(v.variable)} if timezone_of(v.variable) else {})}
                       for k, v in variables.items()},
     }
     state = {"kind": kind, "format_version": FORMAT_VERSION, "root": tree, **extra}
     state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
 
-    out = xr.Dataset({names[str(k)]: _storable(v.variable, names) for k, v in data.data_vars.items()},
-                     coords={names[str(k)]: _storable(v.variable, names) for k, v in data.coords.items()})
+    out = xr.Dataset({names[str(k)]: _storable(v.variable, names, engine) for k, v in data.data_vars.items()},
+                     coords={names[str(k)]: _storable(v.variable, names, engine) for k, v in data.coords.items()})
     encoding: dict[str, dict[str, Any]] = {}
     for name, (arr, attrs) in writer.arrays.items():
-        store = arr.astype(np.int8) if arr.dtype.kind == "b" else arr
-        if engine == "scipy" and store.dtype.kind in "iu" and store.dtype.itemsize > 4:
-            if store.size and (store.max() > np.iinfo(np.int32).max or store.min() < np.iinfo(np.int32).min):
-                raise ValueError(f"{name} has integers beyond netCDF3's 32-bit range; use engine='netcdf4'")
-            store = store.astype(np.int32)
+        store = arr.astype(np.int8) if arr.dtype.kind == "b" else arr.view(np.int64) if arr.dtype.kind in "mM" else arr
+        if engine == "scipy":
+            store = _netcdf3(store)
         out[name] = xr.DataArray(store, dims=_dims_for(name, attrs["fdakpl_path"], store.shape, out), attrs=attrs)
         encoding[name] = {"_FillValue": None} if store.dtype.kind == "f" else {}
     out[STATE_VAR] = xr.DataArray(np.array(state_json, dtype=str), attrs={
         "long_name": "fdakpl model description (JSON); arrays are references to the variables named in it",
         "fdakpl_format": kind, "fdakpl_format_version": FORMAT_VERSION})
     arrays = {name: arr for name, (arr, _) in writer.arrays.items()}
-    arrays.update({f"data:{k}": np.asarray(v.values) for k, v in variables.items()})
+    arrays.update({f"data:{k}": _plain_values(v.variable) for k, v in variables.items()})
     attrs = {k: v for k, v in _plain_attrs(dict(data.attrs)).items() if not k.startswith("fdakpl_")}
     attrs.update({
         "fdakpl_format": kind, "fdakpl_format_version": FORMAT_VERSION,

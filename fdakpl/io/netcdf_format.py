@@ -195,17 +195,29 @@ def upgraded_state(name: str, state: dict[str, Any], version: int) -> dict[str, 
     return out
 
 
-def _canonical(arr: np.ndarray) -> bytes:
-    a = np.ascontiguousarray(arr)
-    if a.dtype.kind == "f":
-        a = np.where(np.isnan(a), np.nan, a)
+#: elements hashed at a time (the checksum never copies a whole array)
+_CHUNK = 2 ** 16
+
+
+def _update(h: Any, arr: np.ndarray) -> None:
+    """Feed an array to the hash as its dtype, shape and bytes (NaN canonicalised), chunk by chunk."""
+    a = np.asarray(arr)
     if a.dtype.kind == "O":
-        a = np.array([str(v) for v in a.ravel()], dtype=str)
-    return f"{a.dtype.str}{a.shape}".encode() + a.tobytes()
+        a = np.array([str(v) for v in a.ravel()], dtype=str).reshape(a.shape)
+    h.update(f"{a.dtype.str}{a.shape}".encode())
+    flat = a.reshape(-1)  # a view when contiguous
+    for start in range(0, flat.size, _CHUNK):
+        part = np.ascontiguousarray(flat[start:start + _CHUNK])
+        if part.dtype.kind == "f" and np.isnan(part).any():
+            part = np.where(np.isnan(part), np.nan, part)
+        h.update(part.view(np.uint8) if part.dtype.itemsize else part.tobytes())
 
 
 def checksum(state_json: str, arrays: dict[str, np.ndarray]) -> str:
     """SHA-256 of the JSON state and the arrays: detects corruption, not tampering (anyone can recompute it).
+
+    Arrays are hashed in chunks (no copy of a whole array: the hash costs no memory that :func:`load` would
+    have to plan).
 
     Examples
     --------
@@ -215,7 +227,7 @@ def checksum(state_json: str, arrays: dict[str, np.ndarray]) -> str:
     h = hashlib.sha256(state_json.encode("utf-8"))
     for name in sorted(arrays):
         h.update(name.encode("utf-8"))
-        h.update(_canonical(arrays[name]))
+        _update(h, arrays[name])
     return h.hexdigest()
 
 

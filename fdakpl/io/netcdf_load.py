@@ -36,6 +36,7 @@ import xarray as xr
 from ..kernels import kernel_or_default
 from ..utils.saved import saved_defaults, saved_fields
 from . import netcdf_format as fmt
+from .load_budget import check_max_bytes, inline_arrays, plan_array, plan_json
 
 __all__ = ["MAX_BYTES", "load"]
 
@@ -47,6 +48,7 @@ class _Reader:
         self.arrays = arrays
         self.registry = fmt.registry()
         self.post: list[Any] = []
+        self.used: set[str] = set()
 
     def fail(self, what: str) -> ValueError:
         return ValueError(f"{self.path}: {what}")
@@ -60,7 +62,15 @@ class _Reader:
             name = obj["__array__"]
             if name not in self.arrays:
                 raise self.fail(f"the model refers to the array {name!r}, which the file lacks (corrupted file)")
-            return self.arrays[name].copy()
+            if name in self.used:  # a second reference (never written by save): its own copy, planned as such
+                return self.arrays[name].copy()
+            self.used.add(name)
+            return self.arrays[name]  # read for this load only: no copy needed
+        if "__datetimes__" in obj:  # timezone-aware dates: UTC ticks and the zone's name
+            ticks = self.decode(obj["ticks"])
+            if not isinstance(ticks, np.ndarray) or ticks.dtype.kind != "M":
+                raise self.fail("stored dates are not an array of dates (corrupted file)")
+            return _zoned(ticks, obj["__datetimes__"], self)
         if "__ndarray__" in obj:
             return np.array(obj["data"], dtype=fmt.stored_dtype(obj["__ndarray__"])).reshape(obj["shape"])
         if "__npscalar__" in obj:
@@ -159,7 +169,8 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
     >>> bool((again.predict() == res.predict()).all())
     True
     """
-    path = Path(path)
+    max_bytes = check_max_bytes(max_bytes)  # the caller's mistake, not the file's: said before the file is opened
+    path = Path(path).expanduser()
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
     try:
@@ -180,8 +191,9 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
             raise ValueError(f"{path}: malformed model description ({type(err).__name__}: {err})") from None
 
 
-def _array_refs(obj: Any, out: set[str]) -> set[str]:
-    """Names of the arrays a model description refers to."""
+def _array_refs(obj: Any, out: dict[str, int]) -> dict[str, int]:
+    """Names of the arrays a model description refers to, with how often (every reference after the first is a
+    copy)."""
     stack = [obj]
     while stack:
         cur = stack.pop()
@@ -190,9 +202,40 @@ def _array_refs(obj: Any, out: set[str]) -> set[str]:
         elif isinstance(cur, dict):
             name = cur.get("__array__")
             if isinstance(name, str):
-                out.add(name)
+                out[name] = out.get(name, 0) + 1
             stack.extend(cur.values())
     return out
+
+
+def _leaves(data: Any) -> int:
+    """Number of scalars in nested lists (what ``np.array(data)`` allocates, element by element)."""
+    count, stack = 0, [data]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, list):
+            stack.extend(cur)
+        else:
+            count += 1
+    return count
+
+
+def _inline_bytes(state: Any) -> int:
+    """Bytes the arrays written inline in the description take once built (their named dtype)."""
+    total = 0
+    for entry in inline_arrays(state):
+        dt = fmt.stored_dtype(entry.get("__ndarray__"))
+        shape = entry.get("shape")
+        if not isinstance(shape, list) or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k
+                                                  for k in shape):
+            raise ValueError(f"an inline array has the shape {str(shape)[:80]}, not a list of sizes (corrupted file)")
+        total += 2 * _leaves(entry.get("data")) * max(dt.itemsize, 8 if dt.kind == "O" else 1)
+    return total
+
+
+def _too_large(what: str, total: float, max_bytes: float) -> ValueError:
+    return ValueError(f"{what} take {total:.0f} bytes ({total / 2 ** 20:.3g} MiB) in memory, more than "
+                      f"max_bytes={max_bytes:.0f} ({max_bytes / 2 ** 20:.3g} MiB); if you trust this file, pass a "
+                      "larger max_bytes to load")
 
 
 def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
@@ -204,6 +247,9 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
     if sv.dtype.kind not in "USO" or sv.ndim > 1 or sv.size * max(sv.dtype.itemsize, 1) > _MAX_STATE:
         raise ValueError(f"{path}: the model description '{fmt.STATE_VAR}' is not a text of at most "
                          f"{_MAX_STATE} bytes (forged or corrupted file)")
+    n_chars = sv.size * max(sv.dtype.itemsize // (4 if sv.dtype.kind == "U" else 1), 1)
+    if plan_json(n_chars) > max_bytes:
+        raise _too_large(f"the model description ({n_chars} characters) would", plan_json(n_chars), max_bytes)
     try:
         text = sv.values.item() if sv.ndim == 0 else "".join(sv.values.astype(str))
         state = json.loads(str(text))
@@ -224,12 +270,18 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
     if not isinstance(data_vars, dict):
         raise ValueError("the stored training variables are not a mapping (corrupted file)")
     # sizes first: nothing is read before the total is known
+    refs = _array_refs(state.get("root"), {})
+    refs = _array_refs(state.get("parsed"), refs)
+    refs = _array_refs(info, refs)
     wanted: dict[str, str] = {}  # file variable -> what it is
-    for name in sorted(_array_refs(state.get("root"), set()) | _array_refs(state.get("parsed"), set())
-                       | _array_refs(info, set())):
+    targets: dict[str, np.dtype] = {}  # file variable -> the dtype it is restored to
+    for name in sorted(refs):
         if name not in f.variables or not name.startswith(fmt.PREFIX):
             raise ValueError(f"the model refers to the array {name!r}, which the file lacks (corrupted file)")
-        wanted[name] = "array"
+        dtype = f.variables[name].attrs.get("fdakpl_dtype")
+        if dtype is None:
+            raise ValueError(f"variable {name!r} has no 'fdakpl_dtype' attribute (corrupted file)")
+        wanted[name], targets[name] = "array", fmt.stored_dtype(dtype)
     for name, meta in data_vars.items():
         stored = meta.get("stored_as", name)
         if stored in wanted:
@@ -239,21 +291,25 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
         if list(f.variables[stored].shape) != list(meta.get("shape", [])):
             raise ValueError(f"the training variable {name!r} has shape {f.variables[stored].shape} in the file "
                              f"but {meta.get('shape')} in the model description (corrupted file)")
-        wanted[stored] = name
-    total = sum(int(f.variables[n].size) * max(f.variables[n].dtype.itemsize, 1) for n in wanted)
+        wanted[stored], targets[stored] = name, fmt.stored_dtype(meta.get("dtype"))
+    # every allocation planned before it happens: arrays as read and as restored (the dtype the file names,
+    # which may be wider), copies for repeated references, inline arrays, the parsed description
+    arrays_kept, transient = 0, 0
+    for name in wanted:
+        var = f.variables[name]
+        kept, peak = plan_array(var.dtype, int(var.size), targets[name])
+        arrays_kept += kept * max(refs.get(name, 1), 1)
+        transient = max(transient, peak)
+    total = arrays_kept + transient + _inline_bytes(state) + plan_json(n_chars)
     if total > max_bytes:
-        raise ValueError(f"the model's arrays take {total} bytes ({total / 2 ** 20:.3g} MiB) in memory, more than "
-                         f"max_bytes={max_bytes} ({max_bytes / 2 ** 20:.3g} MiB); if you trust this file, pass a "
-                         "larger max_bytes to load")
+        raise _too_large(f"the model's arrays take {arrays_kept} bytes; with the description and conversions "
+                         "they would", total, max_bytes)
     arrays: dict[str, np.ndarray] = {}
     restored: dict[str, np.ndarray] = {}
     for name, what in wanted.items():
         var = f.variables[name]
         if what == "array":
-            dtype = var.attrs.get("fdakpl_dtype")
-            if dtype is None:
-                raise ValueError(f"variable {name!r} has no 'fdakpl_dtype' attribute (corrupted file)")
-            arrays[name] = fmt.restore_dtype(var.values, str(dtype))
+            arrays[name] = fmt.restore_dtype(var.values, str(var.attrs["fdakpl_dtype"]))
         else:
             restored[what] = fmt.restore_dtype(var.values, data_vars[what]["dtype"])
     check = dict(arrays)
@@ -275,9 +331,35 @@ def _load_open(f: xr.Dataset, path: Path, max_bytes: int) -> Any:
     return obj
 
 
+def _zoned(ticks: np.ndarray, zone: Any, reader: _Reader) -> np.ndarray:
+    """Timezone-aware Timestamps (an object array, as fdakpl's labels hold them) from UTC ticks and a zone name."""
+    import pandas as pd
+
+    try:
+        index = pd.DatetimeIndex(ticks.ravel()).tz_localize("UTC").tz_convert(str(zone))
+    except Exception as err:  # an unknown zone name (pytz / zoneinfo raise several types)
+        raise reader.fail(f"the stored time zone {str(zone)[:40]!r} is not known here ({type(err).__name__})") from None
+    return np.array(list(index), dtype=object).reshape(ticks.shape)
+
+
+def _data_variable(dims: tuple[str, ...], values: np.ndarray, meta: dict[str, Any], attrs: Any,
+                   reader: _Reader) -> Any:
+    """A training variable or coordinate as it was saved (timezone-aware dates as pandas holds them)."""
+    zone = meta.get("timezone")
+    if zone is None:
+        return xr.Variable(dims, values, attrs=attrs)
+    if values.dtype.kind != "M" or len(dims) != 1:
+        raise reader.fail("stored dates with a time zone are not a 1-d array of dates (corrupted file)")
+    import pandas as pd
+
+    index = pd.DatetimeIndex(_zoned(values, zone, reader))
+    return xr.IndexVariable(dims, index, attrs=attrs) if meta.get("coord") else xr.Variable(dims, index, attrs=attrs)
+
+
 def _rebuild_data(info: dict[str, Any], restored: dict[str, np.ndarray], reader: _Reader) -> xr.Dataset:
     meta = info.get("variables", {})
-    made = {k: xr.Variable(tuple(m["dims"]), restored[k], attrs=reader.decode(m["attrs"])) for k, m in meta.items()}
+    made = {k: _data_variable(tuple(m["dims"]), restored[k], m, reader.decode(m["attrs"]), reader)
+            for k, m in meta.items()}
     coords = {k: v for k, v in made.items() if meta[k]["coord"]}
     data_vars = {k: v for k, v in made.items() if not meta[k]["coord"]}
     return xr.Dataset(data_vars, coords=coords, attrs=reader.decode(info.get("attrs", {})))
@@ -352,6 +434,7 @@ def _finish(obj: Any, reader: _Reader, data: xr.Dataset | None, parsed: dict[str
                 raise reader.fail("the stored formula is not a string (forged or corrupted file)")
             inst.data = data
             inst.parsed = _rebuild_parsed(inst.formula, parsed, data, reader)
+            inst._parsed_for = (inst.formula, data)  # a refit uses the stored terms unless formula or data change
         elif name == "fdakpl.FunctionalRegressionResults":
             for key, value in (("edf", np.nan), ("rkhs_norm", np.nan), ("held_out", None),
                                ("condition_numbers", {"kernel": np.nan, "gram": np.nan, "system": np.nan})):

@@ -26,6 +26,9 @@ from pathlib import Path
 
 __all__ = ["resolve_target", "write_atomically"]
 
+#: longest file name (bytes) most file systems accept
+_MAX_NAME = 255
+
 
 def resolve_target(path: str | os.PathLike[str]) -> Path:
     """The file a write to ``path`` should replace: the final target of a symlink, else ``path``.
@@ -39,7 +42,10 @@ def resolve_target(path: str | os.PathLike[str]) -> Path:
     >>> resolve_target(d / "link.nc").name
     'real.nc'
     """
-    path = Path(path)
+    path = Path(path).expanduser()  # "~/model.nc" is the home folder's, as xarray and open() read it
+    if len(path.name.encode("utf-8")) > _MAX_NAME:
+        raise ValueError(f"the file name {path.name[:40]!r}... has {len(path.name.encode('utf-8'))} bytes; file "
+                         f"systems accept at most {_MAX_NAME}: choose a shorter name")
     if path.is_symlink():
         return Path(os.path.realpath(path))
     return path
@@ -79,7 +85,9 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[str], object
         raise IsADirectoryError(f"{path} is a directory; give a file name, e.g. {Path(path) / 'model.nc'}")
     target.parent.mkdir(parents=True, exist_ok=True)
     old_mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    # the temporary name fits where the target's does (file names of 255 bytes: the name is cut, the token unique)
+    stem = target.name.encode("utf-8")[:_MAX_NAME - 20].decode("utf-8", "ignore")
+    tmp = target.parent / f".{stem}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)  # the kernel applies the umask
     os.close(fd)
     new_mode = stat.S_IMODE(tmp.stat().st_mode)

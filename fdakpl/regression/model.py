@@ -19,9 +19,10 @@ import numpy as np
 
 from ..data.functional import as_dataset
 from ..data.preprocessing import prepare_inputs
+from ..data.validation import check_bool
 from ..dictionaries import BSpline, Dictionary, make_dictionary
 from ..estimators.kpl import KPLRegressor
-from ..formula.terms import TERM_NAMES, parse_formula
+from ..formula.terms import TERM_NAMES, ParsedFormula, parse_formula
 from ..kernels import Gaussian, Kernel, ScaleDecay
 from ..losses import LogCosh, is_square, make_loss
 from ..ridge.problem import prepare_problem, refit_problem
@@ -50,6 +51,24 @@ from .steps import (
     tuning_grid,
     tuning_notices,
 )
+
+#: ``_dictionary(spec, _NO_LEVEL)``: the dictionary without a level, whatever the model's ``level``
+_NO_LEVEL = object()
+
+
+def _takes_level(spec: Any) -> bool:
+    """Whether a dictionary (or its name) has a ``level`` (wavelets)."""
+    import inspect
+
+    if isinstance(spec, str):
+        if spec == "auto":
+            return False
+        try:
+            spec = make_dictionary(spec)
+        except (TypeError, ValueError):
+            return False
+    return "level" in inspect.signature(type(spec)).parameters
+
 
 __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
@@ -211,6 +230,35 @@ class FunctionalRegression:
         self.approx = approx
         self.groups = groups
         self.parsed = parsed
+        self._parsed_for = (formula, self.data)
+
+    def _refresh_parsed(self) -> ParsedFormula:
+        """The formula parsed against the model's data, again if either was reassigned since it was last parsed
+        (``model.formula = "y ~ x"`` then ``fit()`` fits ``y ~ x``, never the old terms under the new label)."""
+        formula, data = getattr(self, "_parsed_for", (None, None))
+        if formula == self.formula and data is self.data and isinstance(self.parsed, ParsedFormula):
+            return self.parsed
+        try:
+            parsed = parse_formula(self.formula, self.data)
+        except ValueError as err:
+            raise ValueError(f"{err} (the model keeps only the variables of the formula it was created with; for "
+                             "other variables create a new FunctionalRegression(formula, data))") from None
+        parsed.input_grids = {t: np.array(g, dtype=g.dtype) for t, g in parsed.input_grids.items()}
+        self.parsed, self._parsed_for = parsed, (self.formula, self.data)
+        return parsed
+
+    def _snapshot(self, parsed: ParsedFormula) -> FunctionalRegression:
+        """The model as it was fitted, for the results: its own containers, so later edits of the model (its
+        formula, data, kernels, grids) change neither the results nor what they save."""
+        snap = copy.copy(self)
+        snap.parsed = parsed
+        snap.data = self.data.copy(deep=False)
+        snap._parsed_for = (self.formula, snap.data)
+        for name in ("kernels", "param_grid", "lam_grid", "width_grid", "b_grid", "domain"):
+            value = getattr(self, name)
+            if isinstance(value, (dict, list)):
+                setattr(snap, name, copy.deepcopy(value))
+        return snap
 
     @classmethod
     def from_formula(cls, formula: str, data: Any, **kwargs: Any) -> FunctionalRegression:
@@ -226,14 +274,17 @@ class FunctionalRegression:
         return cls(formula, data, **kwargs)
 
     # ------------------------------------------------------------------ building blocks
-    def _dictionary(self, spec: Any = None, level: int | None = None) -> Dictionary | str:
+    def _dictionary(self, spec: Any = None, level: Any = None) -> Dictionary | str:
         spec = self.dictionary if spec is None else spec
         level = self.level if level is None else level
         if isinstance(spec, Dictionary):
             return spec
         if isinstance(spec, str) and spec == "auto":
             return "auto"
-        kw = {"level": level} if level is not None else {}
+        if level is not None and level is not _NO_LEVEL and not _takes_level(spec):
+            raise ValueError(f"level={level!r} applies to wavelet dictionaries (e.g. dictionary='db3'), not to "
+                             f"dictionary={spec!r}; drop level or choose a wavelet")
+        kw = {"level": level} if level is not None and level is not _NO_LEVEL else {}
         return make_dictionary(spec, **kw)
 
     def _given_kernels(self) -> dict[str, Kernel | None]:
@@ -314,8 +365,13 @@ class FunctionalRegression:
         if dics is not None or levels is not None:
             dics = dics if dics is not None else [self.dictionary]
             levels = levels if levels is not None else [self.level]
-            out["dictionary"] = [self._dictionary(d, lv) if not isinstance(d, Dictionary) else d
-                                 for d, lv in product(dics, levels)]
+            # a level is crossed with the dictionaries that take one (wavelets); the others are tried once
+            made = [self._dictionary(d, lv) if _takes_level(d) else d if isinstance(d, Dictionary)
+                    else self._dictionary(d, _NO_LEVEL) for d, lv in product(dics, levels)]
+            if levels != [None] and not any(_takes_level(d) for d in dics):
+                raise ValueError(f"param_grid's 'level' applies to wavelet dictionaries (e.g. 'db3'); none of "
+                                 f"{list(map(str, dics))} takes a level: drop 'level' or add a wavelet")
+            out["dictionary"] = list({repr(d): d for d in made}.values())
         if "b" in grid:
             out["output_matrix"] = [ScaleDecay(float(b)) for b in grid.pop("b")]
         if "sigma" in grid:
@@ -368,7 +424,10 @@ class FunctionalRegression:
 
         t0 = time.perf_counter()
         notes: list[str] = []
-        parsed = self.parsed
+        for name in ("center", "interpolate_inputs", "sigma_relative"):
+            check_bool(getattr(self, name), name)
+        check_bool(self.progress, "progress", none=True)
+        parsed = self._refresh_parsed()
         Y = self.data[parsed.response]
         observed = ~np.isnan(np.asarray(Y.values, dtype=float))
         fully = bool(observed.all())
@@ -406,7 +465,7 @@ class FunctionalRegression:
                 fit["edge"] = msg is not None
         notes += [str(w.message) for w in distinct(caught)]
         return FunctionalRegressionResults(
-            model=copy.copy(self), estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam,
+            model=self._snapshot(parsed), estimator=est, kernels=kernels, solver=solver, solver_reason=reason, lam=lam,
             criterion=criterion, lam_grid=None if isinstance(criterion, Fixed) else grid, criteria=fit["criteria"],
             cv_result=fit["cv_result"], lam_on_edge=bool(fit.get("edge", False)), notes=notes,
             fit_seconds=time.perf_counter() - t0, tuning=fit["tuning"], problem=fit["problem"],
@@ -448,7 +507,7 @@ class FunctionalRegression:
                                  domain=self.domain, interpolate_inputs=self.interpolate_inputs, who="the formula")
         problem = square if is_square(make_loss(self.loss)) else refit_problem(square, loss=self.loss)
         fit["problem"] = problem
-        check_exact_memory(problem.n, problem.n_points)  # before any n x n allocation
+        check_exact_memory(problem.n, problem.n_points, n_terms=len(self.parsed.terms))  # before any n x n matrix
         kernels = default_widths(square.inputs, square.input_weights, given, self.parsed.factor_terms)
         kernel = combine(kernels, self.combine)
         output_matrix = self.output_matrix

@@ -305,8 +305,9 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         dev, r = _unit_scale(obs.value - mean, self._resid_values(), reference=obs.value)
         tot = float(np.sum(dev ** 2))
         res = float(np.nansum(r ** 2))
-        if not tot > 0:
-            return 1.0 if res == 0 else 0.0
+        tiny = dev.size * _ROUND_OFF ** 2  # responses scaled near 1: deviations below 1e-12 are round-off
+        if not tot > tiny:  # every curve the same (to round-off): scikit-learn's rule, not a ratio of round-offs
+            return 1.0 if res <= tiny else 0.0
         return float(1.0 - res / tot)
 
     @property
@@ -316,10 +317,19 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         counts = np.sum(~np.isnan(Y), axis=0)  # a location seen by no curve has no mean (and no NumPy warning)
         with np.errstate(invalid="ignore", divide="ignore"):
             tot = np.nansum((Y - np.nansum(Y, axis=0) / counts) ** 2, axis=0)
-            vals = 1.0 - np.nansum(r**2, axis=0) / tot
+            res = np.nansum(r**2, axis=0)
+            vals = 1.0 - res / tot
+        tiny = counts * _ROUND_OFF ** 2
+        constant = (counts > 0) & ~(tot > tiny)  # every curve takes the same value there (to round-off)
+        vals = np.where(constant, np.where(res <= tiny, 1.0, 0.0), np.where(counts > 0, vals, np.nan))
         grid = self.response[self.response_dim].values
-        return xr.DataArray(np.where(tot > 0, vals, np.nan), dims=(self.response_dim,),
-                            coords={self.response_dim: grid}, name="R2")
+        attrs = {}
+        if constant.any():
+            attrs["note"] = (f"at {int(constant.sum())} of {grid.size} locations every curve takes the same value, "
+                             "where R^2 is undefined; there it is 1 if fitted exactly, else 0 (scikit-learn's rule, "
+                             "as for r2)")
+        return xr.DataArray(vals, dims=(self.response_dim,), coords={self.response_dim: grid}, name="R2",
+                            attrs=attrs)
 
     # ------------------------------------------------------------------ diagnostics
     def diagnostics(self, eta: float = 0.05) -> dict[str, Any]:
@@ -507,6 +517,10 @@ def _unit_scale(Y: np.ndarray, r: np.ndarray, reference: np.ndarray | None = Non
     so that sums of squares neither overflow nor underflow at extreme scales (R^2 is scale-free)."""
     scale = power_of_two_scale(Y if reference is None else reference)
     return Y / scale, r / scale
+
+
+#: relative size below which deviations of responses scaled near 1 are round-off (R^2 of identical curves)
+_ROUND_OFF = 1e-12
 
 
 def _condition_numbers(est: Any, path: Any, lam: float) -> dict[str, float]:

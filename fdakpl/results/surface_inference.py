@@ -21,7 +21,6 @@
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import Any
 
 import numpy as np
@@ -32,6 +31,7 @@ from ..data.functional import SAMPLE
 from ..dictionaries import BSpline
 from ..kernels import SmoothedLinear
 from ..roughness_kernels import PenalizedLinear
+from ..utils.notices import distinct, said_once, silenced, warn
 from ..utils.progress import progress as bar
 from .interpretation import coefficient_surface_of, linear_surface, reference_arrays
 from .surface_bayes import posterior_sd
@@ -105,17 +105,18 @@ def select_smoothing(model: Any, term: str, bandwidths: Any = None, criterion: s
         m.kernels = {**(model.kernels or {}), term: SmoothedLinear(float(bw))}
         m.lam, m.lam_grid = crit, grid
         m.progress = False
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        # fdakpl's warnings of each fit gathered per thread (no global warning filter: notices.said_once);
+        # only those of the chosen bandwidth are said
+        with said_once(quiet=(Warning,)) as caught:
             res = m.fit()
         values = getattr(res.criteria, crit)
         rows.append({"bandwidth": float(bw), "criterion": float(np.nanmin(values)), "lambda": res.lam})
-        fits.append((res, caught))
+        fits.append((res, list(caught)))
     path = pd.DataFrame(rows)
     best = int(np.argmin(path["criterion"].to_numpy()))
     res, caught = fits[best]
-    for w in caught:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for w in distinct(caught):
+        warn(str(w.message), w.category)
     res.notes.append(f"SmoothedLinear bandwidth of {term!r} = {bws[best]:.4g} chosen by {crit.upper()} among "
                      f"{bws.size} values in [{bws.min():.3g}, {bws.max():.3g}]")
     return res, path
@@ -196,16 +197,15 @@ def select_surface(model: Any, term: str, n_atoms: Any = None, kernel: Any = Non
         m = copy.copy(model)
         m.kernels = {**(model.kernels or {}), term: ker}
         m.dictionary, m.lam, m.lam_grid, m.progress = BSpline(k), crit, grid, False
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with said_once(quiet=(Warning,)) as caught:  # per thread, no global warning filter (issue 26, item 19)
             res = m.fit()
         rows.append({"n_atoms": k, "criterion": float(np.nanmin(getattr(res.criteria, crit))), "lambda": res.lam})
-        fits.append((res, caught))
+        fits.append((res, list(caught)))
     path = pd.DataFrame(rows)
     best = int(np.argmin(path["criterion"].to_numpy()))
     res, caught = fits[best]
-    for w in caught:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for w in distinct(caught):
+        warn(str(w.message), w.category)
     res.notes.append(f"coefficient surface of {term!r}: {ker!r}, BSpline({int(sizes[best])}) chosen by "
                      f"{crit.upper()} among {sizes.size} sizes in [{int(sizes.min())}, {int(sizes.max())}]")
     return res, path
@@ -300,8 +300,7 @@ def surface_bands(res: Any, term: str, n_boot: int = 200, alpha: float = 0.05, m
     est0 = clone(res.estimator).set_params(lam=res.lam, solver="eig" if res.solver == "eig" else res.solver)
     boots = np.empty((n_boot, *est_hat.shape))
     show = res.model.progress if progress is None else progress
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced():  # the bootstrap refits' warnings are dropped, per thread (no global warning filter)
         for b in bar(range(n_boot), desc=f"bootstrap of beta_{term}", enabled=show):
             Xb, Yb = _resample(inputs, Y, rng.integers(0, n, n))
             est = clone(est0).fit(Xb, Yb)

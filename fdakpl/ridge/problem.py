@@ -46,7 +46,7 @@ from ..data.preprocessing import (
     response_scale,
 )
 from ..dictionaries import Dictionary, output_dictionary
-from ..kernels import Identity, Kernel, check_spd, make_output_matrix
+from ..kernels import Identity, Kernel, make_output_matrix
 from ..losses import GroundLoss, is_square, make_loss
 from ..solvers.closed_form import project_observations
 from ..utils.notices import warn
@@ -202,7 +202,7 @@ class KPLProblem:
         out = make_output_matrix(spec)
         if isinstance(out, Identity):
             return np.eye(self.d), True
-        return check_spd(out.matrix(self.dictionary.scales_), "output_matrix"), False
+        return out.checked(self.dictionary.scales_), False
 
 
 def prepare_problem(X: Any, Y: Any, locations: Any = None, *, dictionary: str | Dictionary = "auto",

@@ -31,7 +31,7 @@ from ..data.integration import integration_weights
 from ..data.preprocessing import center_responses, check_same_samples, n_samples_of, prepare_inputs, prepare_response
 from ..data.validation import check_grid
 from ..dictionaries import Dictionary, output_dictionary
-from ..kernels import Kernel, check_spd, kernel_or_default, make_output_matrix
+from ..kernels import Kernel, kernel_or_default, make_output_matrix
 from ..losses import is_square
 from ..solvers.closed_form import output_side, psd_eigh, sym_sqrt
 from ..solvers.memory import check_exact_memory
@@ -140,7 +140,7 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
             for k, b_spec in enumerate(output_matrices):
                 hit = cache.get((j, k))
                 if hit is None or not (np.array_equal(hit[0], phi) and np.array_equal(hit[1], G)):
-                    B = check_spd(make_output_matrix(b_spec).matrix(dic.scales_), "output_matrix")
+                    B = make_output_matrix(b_spec).checked(dic.scales_)
                     Bs = sym_sqrt(B)
                     Bh, _, e, V = output_side(G, B, Bs, dic.scaled_gram_eigh(Bs[0]))
                     hit = cache[(j, k)] = (phi, G, e, phi @ (Bh @ V))

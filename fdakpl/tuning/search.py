@@ -134,8 +134,9 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
         Scores the candidates otherwise than by ``criterion`` on closed-form ridge paths (see :data:`Scorer`);
         the second value returned is then what the scorer gave for the chosen candidate.
     shared : dict, optional
-        A cache of the kernel matrices and their eigendecompositions by width multiples, shared by searches on
-        problems with the same inputs (dictionaries tried by ``dictionary="auto"``): each is computed once.
+        A cache of kernel matrices and their eigendecompositions by width multiples, shared by searches on
+        problems with the same inputs (dictionaries tried by ``dictionary="auto"``, at the widths the first one
+        chose): the chosen candidate's are put there (one ``n x n`` pair, not one per candidate).
 
     Returns
     -------
@@ -162,7 +163,7 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
     b_grid = np.atleast_1d(np.asarray(b_grid, dtype=float))
     outputs = [output_of(float(b)) for b in b_grid]
     cache: dict[tuple[float, ...], np.ndarray] = {}
-    best: list = [np.inf, None]  # score, path
+    best: list = [np.inf, None, None, None]  # score, path, multiples, (kernel, K, eigendecomposition)
 
     def scores_of(mult: tuple[float, ...]) -> np.ndarray:
         if mult in cache:
@@ -181,9 +182,8 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
                 low = float(np.min(np.where(np.isfinite(out[j]), out[j], np.inf)))
             if low < best[0] or best[1] is None:
                 best[0], best[1] = low, path
+                best[2], best[3] = mult, (kernel, K, held[0])
         cache[mult] = out
-        if shared is not None:
-            shared[mult] = (kernel, K, held[0])
         return out
 
     def path_scorer(kernel: Kernel, K: np.ndarray, outs: list[tuple[np.ndarray, bool]],
@@ -211,6 +211,12 @@ def search(problem: KPLProblem, kernel_of: Callable[[tuple[float, ...]], tuple[K
     with np.errstate(invalid="ignore"):
         flat = np.where(np.isfinite(scores), scores, np.inf)
     index = tuple(int(i) for i in np.unravel_index(int(np.argmin(flat)), scores.shape))
+    if shared is not None and best[2] == candidates[index[0]]:
+        # only the chosen candidate's matrices are kept for the next dictionary (which tries the chosen widths):
+        # one n x n kernel matrix and its eigendecomposition, not one per candidate (memory planned by
+        # fdakpl.solvers.memory.check_exact_memory)
+        shared[best[2]] = best[3]
+    best[3] = None
     if scorer is None:
         scores = best[1].in_units(scores)  # chosen in the forms' units (no overflow), reported in the responses' units
     result = TuningResult(candidates, b_grid, lams, scores, index, criterion.key, list(terms))  # type: ignore[arg-type]
