@@ -239,8 +239,8 @@ def run(name: str, use_mgcv: bool) -> dict[str, Any]:
         preds["subject mean"] = subject_mean(Ytr, ids, new_ids)
         preds["training mean"] = np.broadcast_to(np.nanmean(Ytr, axis=0), Y.shape)
         if use_mgcv:
-            X = {v: (interpolated(train[v].values[:, ::spec["thin"]], train[v][train[v].dims[1]].values[::spec["thin"]]),
-                     train[v][train[v].dims[1]].values[::spec["thin"]]) for v in spec["inputs"]}
+            grids = {v: train[v][train[v].dims[1]].values[::spec["thin"]] for v in spec["inputs"]}
+            X = {v: (interpolated(train[v].values[:, ::spec["thin"]], g), g) for v, g in grids.items()}
             Xn = {v: interpolated(test[v].values[:, ::spec["thin"]], X[v][1]) for v in spec["inputs"]}
             Z = dummies(train, spec["factors"])
             Zn = dummies(test, spec["factors"])
@@ -288,7 +288,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--out", default=str(RESULTS / "subject_effects.json"))
     args = p.parse_args(argv)
     payload: dict[str, Any] = {"machine": {"cpu_count": os.cpu_count(), "loadavg": list(os.getloadavg())},
-                               "command": " ".join(["python", "benchmarks/subject_effects.py", *(argv or sys.argv[1:])]),
+                               "command": " ".join(["python", "benchmarks/subject_effects.py",
+                                                    *(argv or sys.argv[1:])]),
                                "datasets": {}}
     t0 = time.perf_counter()
     for name in [n.strip() for n in args.datasets.split(",") if n.strip()]:

@@ -116,7 +116,7 @@ class Categorical(Gaussian):
 
 @saved("weight")
 class RandomEffect(Kernel):
-    """Kernel of a subject effect (a functional random intercept): ``w`` for two curves of the same subject, 0 otherwise.
+    """Kernel of a subject effect (a functional random intercept): ``w`` for curves of one subject, 0 otherwise.
 
     The formula term ``re(ID)`` (:mod:`fdakpl.formula.terms`). Its input is the ``(n, L)`` matrix of indicator rows
     of the subjects seen when fitting; a subject not seen then has a row of zeros, so its kernel with every training

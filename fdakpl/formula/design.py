@@ -216,8 +216,8 @@ class ScalarDesign:
                 "columns_spec": [[[i, lv] for i, lv in parts] for parts in self.columns_spec],
                 "mean": np.asarray(self.mean, dtype=float), "scale": np.asarray(self.scale, dtype=float),
                 "variables": list(self.variables),
-                "factor_terms": [{"name": t.name, "factors": list(t.factors), **({"subject": True} if t.subject else {})}
-                                 for t in self.factor_terms]}
+                "factor_terms": [{"name": t.name, "factors": list(t.factors),
+                                  **({"subject": True} if t.subject else {})} for t in self.factor_terms]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], variables: set[str]) -> ScalarDesign:

@@ -235,9 +235,15 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
     tun = getattr(res, "tuning", None)
     if tun is not None:  # hyper-parameters chosen jointly with lambda (fdakpl.tuning.search)
         for t, m in zip(tun.terms, tun.multiples, strict=True):
+            if t in res.model.parsed.subject_terms:  # a weight, not a width: its own row below
+                continue
             model_rows.append((f"Width of {t}", f"{res.kernels[t].sigma:.3g} ({m:g} x median)"))
         if not np.isnan(tun.b):
             model_rows.append(("b (scale decay)", f"{tun.b:g}"))
+    if res.model.parsed.subject_terms and hasattr(est, "dual_coef_B_"):
+        from .subjects import subject_rows
+
+        model_rows += subject_rows(res)
     r2p = res.r2_pointwise.values
     fit_rows = [
         ("Integrated R2", _zero(res.r2, 1.0)),

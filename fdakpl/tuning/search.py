@@ -30,7 +30,8 @@ from ..solvers.closed_form import psd_eigh
 from ..utils.saved import saved
 from .criteria import Criterion
 
-__all__ = ["DEFAULT_B_GRID", "DEFAULT_FACTOR_MULTIPLES", "DEFAULT_SUBJECT_WEIGHTS", "DEFAULT_WIDTH_MULTIPLES", "Scorer", "TuningResult", "search"]
+__all__ = ["DEFAULT_B_GRID", "DEFAULT_FACTOR_MULTIPLES", "DEFAULT_SUBJECT_WEIGHTS", "DEFAULT_WIDTH_MULTIPLES",
+           "Scorer", "TuningResult", "search"]
 
 #: default multiples of the median-heuristic width of every Gaussian term, chosen by held-out error on DTI
 #: (benchmarks/results/tuning_grids.json; the guide's tuning page): curve-level LOO prefers narrower
