@@ -198,6 +198,12 @@ def _criterion_score(res: Any) -> tuple[str, float] | None:
     return name, float(values[i])
 
 
+def _added(res: Any) -> str:
+    """How subject terms enter the kernel, for the line that says how the kernels combine."""
+    subjects = res.model.parsed.subject_terms
+    return f"; the subject term{'s' if len(subjects) > 1 else ''} {', '.join(subjects)} added" if subjects else ""
+
+
 def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> FunctionalSummary:
     """Build the summary of a :class:`~fdakpl.results.FunctionalRegressionResults`.
 
@@ -295,7 +301,7 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
     if imp is not None:
         smry.tables.append(imp.table())
     extra = [diagnostics_verdict(diag, res),
-             f"Kernels: {kern} (combined by {res.model.combine}).", f"Solver: {res.solver_reason}."]
+             f"Kernels: {kern} (combined by {res.model.combine}{_added(res)}).", f"Solver: {res.solver_reason}."]
     extra += diagnostics_notes(diag)
     if not np.isfinite(diag["gram_condition"]):
         extra.append("cond(Gram) = inf: the Gram matrix is singular (some atoms are linear combinations of others: "
