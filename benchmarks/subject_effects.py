@@ -17,6 +17,8 @@ Models (the same training curves):
 * ``fdakpl + re(ID)``: with the subject term ``re(ID)`` (defaults: leave-one-curve-out, the subjects of the test
   curves are known);
 * ``fdakpl + re(ID), new_subjects``: the same tuned by leave-one-subject-out (``new_subjects=True``);
+* ``fdakpl + re(ID) grid[...]``: the same with other grids of subject weights (set as
+  ``fdakpl.regression.steps.DEFAULT_SUBJECT_WEIGHTS``, this script only): the default grid's choice;
 * ``fdakpl * C(ID)``: the subject as a factor term, whose Categorical kernel *multiplies* the others (the
   product alternative to the sum ``K_rest + w K_subject``);
 * ``subject mean``: the mean of the subject's own training curves (the training mean curve for a new subject);
@@ -56,10 +58,15 @@ from _results import write_results  # noqa: E402
 from accuracy_data import dummies  # noqa: E402
 from mgcv_reference import _trapezoid  # noqa: E402
 
+import fdakpl.regression.steps as front_end  # noqa: E402
 from fdakpl import FunctionalRegression, datasets  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 REFERENCE = "fdakpl + re(ID)"
+DEFAULT_WEIGHTS = front_end.DEFAULT_SUBJECT_WEIGHTS.copy()
+#: other grids of subject weights tried (name -> grid)
+WEIGHT_GRIDS = {"grid[0, 1/16, 1, 16]": np.array([0.0, 1 / 16, 1.0, 16.0]),
+                "grid[0, 1/256 .. 16 x4]": np.array([0.0, 1 / 256, 1 / 64, 1 / 16, 1 / 4, 1.0, 4.0, 16.0])}
 
 R_CODE = r"""
 fdakpl_pffr_re <- function(y, tt, id, inputs, Z, newinputs, newZ, tnew, newid, known, k_int, k_ff, k_by,
@@ -176,8 +183,17 @@ def curve_errors(Y: np.ndarray, pred: np.ndarray, kind: str) -> np.ndarray:
     return np.nansum(r2, axis=1) if kind == "curve_sse" else np.nanmean(r2, axis=1)
 
 
-def kpl(spec: dict[str, Any], train: xr.Dataset, test: xr.Dataset, formula: str,
+def kpl(spec: dict[str, Any], train: xr.Dataset, test: xr.Dataset, formula: str, weights: np.ndarray | None = None,
         **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    front_end.DEFAULT_SUBJECT_WEIGHTS = DEFAULT_WEIGHTS if weights is None else weights
+    try:
+        return _kpl(spec, train, test, formula, **kwargs)
+    finally:
+        front_end.DEFAULT_SUBJECT_WEIGHTS = DEFAULT_WEIGHTS
+
+
+def _kpl(spec: dict[str, Any], train: xr.Dataset, test: xr.Dataset, formula: str,
+         **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
@@ -212,6 +228,9 @@ def run(name: str, use_mgcv: bool) -> dict[str, Any]:
                                                              new_subjects=True),
         "fdakpl * C(ID)": lambda tr, te: kpl(spec, tr, te, f"{spec['formula']} + C({subj})"),
     }
+    for g, grid in WEIGHT_GRIDS.items():
+        models[f"{REFERENCE} {g}"] = (lambda w: lambda tr, te: kpl(spec, tr, te, f"{spec['formula']} + re({subj})",
+                                                                   weights=w))(grid)
     errors: dict[str, list[float]] = {}
     facts: dict[str, list[Any]] = {}
     new_subject_curves = 0

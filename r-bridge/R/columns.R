@@ -143,6 +143,13 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
   kinds <- vapply(seq_along(parts), function(i) term_kind(values[[i]], labels_of[i], what, is_response[i]),
                   character(1))
   names(kinds) <- labels_of
+  for (i in which(vapply(parts, function(p) isTRUE(p$subject), logical(1)))) {
+    if (kinds[[i]] %in% c("matrix", "scalars")) {
+      input_error("the subject term %s of `%s` needs one label per curve (a factor, characters or numbers), not a %s",
+                  labels_of[i], what, kind_words(kinds[[i]]))
+    }
+    kinds[[i]] <- "subject"  # sent as text: a subject not seen when fitting is allowed (population prediction)
+  }
   if (predicting) {
     for (lab in setdiff(labels_of, spec$response$label)) {
       if (kinds[[lab]] != fitted$kinds[[lab]] &&
@@ -184,6 +191,12 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
       }
       missing_row <- missing_row | bad
       values[[i]] <- m
+    } else if (kind == "subject") {
+      x_chr <- if (is.factor(x)) levels(x)[as.integer(x)] else as.character(x)
+      bad <- is.na(x_chr)
+      if (any(bad[keep])) problems[[lab]] <- list(rows = keep[bad[keep]], gaps = FALSE, response = FALSE)
+      missing_row <- missing_row | bad
+      values[[i]] <- x_chr
     } else if (kind == "factor") {
       lev <- if (predicting) fitted$levels[[lab]] else factor_levels(x[keep])
       codes <- factor_codes(x, lev)
