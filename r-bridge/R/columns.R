@@ -192,11 +192,16 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
       missing_row <- missing_row | bad
       values[[i]] <- m
     } else if (kind == "subject") {
+      # the labels of these rows as codes among their own levels (as text): Python matches them to the subjects
+      # seen when fitting by their text, and a new subject gets the population prediction
       x_chr <- if (is.factor(x)) levels(x)[as.integer(x)] else as.character(x)
+      lev <- sort(unique(x_chr[keep][!is.na(x_chr[keep])]))
+      codes <- match(x_chr, lev)
       bad <- is.na(x_chr)
       if (any(bad[keep])) problems[[lab]] <- list(rows = keep[bad[keep]], gaps = FALSE, response = FALSE)
       missing_row <- missing_row | bad
-      values[[i]] <- x_chr
+      levs[[lab]] <- lev
+      values[[i]] <- as.double(codes)
     } else if (kind == "factor") {
       lev <- if (predicting) fitted$levels[[lab]] else factor_levels(x[keep])
       codes <- factor_codes(x, lev)
