@@ -214,8 +214,11 @@ def subject_mean(Y: np.ndarray, ids: np.ndarray, new_ids: np.ndarray) -> np.ndar
     return np.array(out)
 
 
-def run(name: str, use_mgcv: bool) -> dict[str, Any]:
+def run(name: str, use_mgcv: bool, splits: list[int] | None = None, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     spec = DATASETS[name]()
+    if splits is not None:
+        spec["splits"] = [spec["splits"][s] for s in splits]
+        spec["protocol"] += f" (splits {splits} of this run)"
     ds, resp, subj = spec["data"], spec["response"], spec["subject"]
     rdim = next(d for d in ds[resp].dims if d != "sample")
     t = ds[rdim].values
@@ -231,6 +234,9 @@ def run(name: str, use_mgcv: bool) -> dict[str, Any]:
     for g, grid in WEIGHT_GRIDS.items():
         models[f"{REFERENCE} {g}"] = (lambda w: lambda tr, te: kpl(spec, tr, te, f"{spec['formula']} + re({subj})",
                                                                    weights=w))(grid)
+    grids_skipped = "grids" in skip
+    models = {m: f for m, f in models.items()
+              if m not in skip and not (grids_skipped and m.startswith(f"{REFERENCE} grid"))}
     errors: dict[str, list[float]] = {}
     facts: dict[str, list[Any]] = {}
     new_subject_curves = 0
@@ -245,7 +251,7 @@ def run(name: str, use_mgcv: bool) -> dict[str, Any]:
         Y = test[resp].values[:, keep]
         preds: dict[str, np.ndarray] = {}
         for m, f in models.items():
-            if m == "fdakpl * C(ID)":
+            if m == "fdakpl * C(ID)" and not seen.all():
                 pred = preds["fdakpl"].copy()
                 p, info = f(train, test.isel(sample=np.flatnonzero(seen)))
                 pred[seen] = p[:, keep]
@@ -270,6 +276,13 @@ def run(name: str, use_mgcv: bool) -> dict[str, Any]:
                 facts.setdefault(m, []).append({"fit_s": time.perf_counter() - t0, "edf": edf})
         for m, p in preds.items():
             errors.setdefault(m, []).extend(curve_errors(Y, p, spec["error"]).tolist())
+    return {"formula": spec["formula"], "subject": subj, "protocol": spec["protocol"], "error": spec["error"],
+            "splits": len(spec["splits"]), "test_curves_of_new_subjects": new_subject_curves,
+            "summary": summarize(errors), "facts": facts, "errors": errors}
+
+
+def summarize(errors: dict[str, list[float]]) -> dict[str, Any]:
+    """Mean error of every model and its paired difference against ``REFERENCE`` over the test curves."""
     ref = np.array(errors[REFERENCE])
     summary = {}
     for m, e in errors.items():
@@ -277,9 +290,18 @@ def run(name: str, use_mgcv: bool) -> dict[str, Any]:
         summary[m] = {"mean": float(np.mean(e)), f"diff_vs_{REFERENCE}": float(d.mean()),
                       "diff_se": float(d.std(ddof=1) / np.sqrt(d.size)), "curves_ref_better": int((d > 0).sum()),
                       "curves_ref_worse": int((d < 0).sum()), "test_curves": int(d.size)}
-    return {"formula": spec["formula"], "subject": subj, "protocol": spec["protocol"], "error": spec["error"],
-            "splits": len(spec["splits"]), "test_curves_of_new_subjects": new_subject_curves,
-            "summary": summary, "facts": facts, "errors": errors}
+    return summary
+
+
+def merged(parts: list[dict[str, Any]], protocol: str) -> dict[str, Any]:
+    """One data set's results from runs on disjoint splits (``--splits``), the curves' errors concatenated."""
+    out = dict(parts[0], protocol=protocol, splits=sum(p["splits"] for p in parts),
+               test_curves_of_new_subjects=sum(p["test_curves_of_new_subjects"] for p in parts))
+    models = [m for m in parts[0]["errors"] if all(m in p["errors"] for p in parts)]
+    out["errors"] = {m: [e for p in parts for e in p["errors"][m]] for m in models}
+    out["facts"] = {m: [f for p in parts for f in p["facts"].get(m, [])] for m in models}
+    out["summary"] = summarize(out["errors"])
+    return out
 
 
 def report(payload: dict[str, Any]) -> str:
@@ -304,15 +326,36 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated subset of " + ",".join(DATASETS))
     p.add_argument("--no-mgcv", action="store_true", help="skip the mgcv references")
+    p.add_argument("--splits", default=None, help="comma-separated indices of the splits to run (default: all)")
+    p.add_argument("--skip", default="", help="comma-separated fdakpl variants to leave out ('grids' for the "
+                                              "weight grids)")
+    p.add_argument("--merge", nargs="*", default=None, help="JSON files of runs on disjoint splits of one data set "
+                                                            "to merge into --out (nothing is fitted)")
     p.add_argument("--out", default=str(RESULTS / "subject_effects.json"))
     args = p.parse_args(argv)
+    if args.merge:
+        import json
+
+        runs = [json.loads(Path(f).read_text()) for f in args.merge]
+        payload = {"machine": runs[0]["machine"], "command": " + ".join(r["command"] for r in runs),
+                   "seconds": sum(r["seconds"] for r in runs), "datasets": {}}
+        for name in runs[0]["datasets"]:
+            parts = [r["datasets"][name] for r in runs]
+            runs_of = [p["protocol"].split("(splits ")[-1][:-1] for p in parts]
+            payload["datasets"][name] = merged(parts, f"{DATASETS[name]()['protocol']} (splits run in {len(parts)} "
+                                                      f"processes: {runs_of})")
+        write_results(Path(args.out), payload, indent=1)
+        Path(args.out).with_suffix(".md").write_text(report(payload))
+        return payload
     payload: dict[str, Any] = {"machine": {"cpu_count": os.cpu_count(), "loadavg": list(os.getloadavg())},
                                "command": " ".join(["python", "benchmarks/subject_effects.py",
                                                     *(argv or sys.argv[1:])]),
                                "datasets": {}}
     t0 = time.perf_counter()
     for name in [n.strip() for n in args.datasets.split(",") if n.strip()]:
-        payload["datasets"][name] = run(name, not args.no_mgcv)
+        splits = None if args.splits is None else [int(s) for s in args.splits.split(",")]
+        skip = tuple(s.strip() for s in args.skip.split(",") if s.strip())
+        payload["datasets"][name] = run(name, not args.no_mgcv, splits, skip)
     payload["seconds"] = time.perf_counter() - t0
     out = Path(args.out)
     write_results(out, payload, indent=1)
