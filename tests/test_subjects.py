@@ -169,3 +169,5 @@ def test_summary_row_shares_and_plot(fitted):
     ax = fitted.plot_subject_effects(subjects=["p0", "p3"])
     assert ax.get_xlabel() == "t" and ax.get_ylabel() == "subject effect re(id) on y" and len(ax.lines) == 3
     assert variance_shares(np.ones((2, 1)), np.zeros((2, 1)), np.zeros((2, 1)))["subject"] == 1.0
+    with pytest.raises(ValueError, match="subject labels of 're\\(id\\)'.*subject_effects"):
+        fitted.partial_dependence("id")
