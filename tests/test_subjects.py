@@ -156,7 +156,7 @@ def test_subject_terms_are_refused_where_they_do_not_fit(data):
         FunctionalRegression("y ~ x + re(id):C(id)", data)
     with pytest.raises(ValueError, match="re\\(\\) takes one variable"):
         FunctionalRegression("y ~ x + re(id, 2)", data)
-    bad = data.assign(id=("sample", np.array([None] + list(data["id"].values[1:]), dtype=object)))
+    bad = data.assign(id=("sample", np.array([None, *data["id"].values[1:]], dtype=object)))
     with pytest.raises(ValueError, match="subject labels \\['id'\\] are missing"):
         FunctionalRegression("y ~ x + re(id)", bad)
 
@@ -169,5 +169,5 @@ def test_summary_row_shares_and_plot(fitted):
     ax = fitted.plot_subject_effects(subjects=["p0", "p3"])
     assert ax.get_xlabel() == "t" and ax.get_ylabel() == "subject effect re(id) on y" and len(ax.lines) == 3
     assert variance_shares(np.ones((2, 1)), np.zeros((2, 1)), np.zeros((2, 1)))["subject"] == 1.0
-    with pytest.raises(ValueError, match="subject labels of 're\\(id\\)'.*subject_effects"):
+    with pytest.raises(ValueError, match=r"subject labels of 're\(id\)'.*subject_effects"):
         fitted.partial_dependence("id")
