@@ -1,4 +1,4 @@
-"""Kernels on factors (categorical covariates): :class:`Categorical`.
+"""Kernels on factors (categorical covariates): :class:`Categorical`; on subject labels: :class:`RandomEffect`.
 
 A factor with levels ``1 .. L`` enters a kernel through its *indicator rows*: the
 row of a sample has a 1 in the column of its level and 0 elsewhere.
@@ -52,10 +52,10 @@ from typing import Any
 
 import numpy as np
 
-from .kernels import Gaussian
+from .kernels import Gaussian, Kernel
 from .utils.saved import saved
 
-__all__ = ["Categorical", "indicators"]
+__all__ = ["Categorical", "RandomEffect", "indicators"]
 
 
 def indicators(codes: Any, n_levels: int) -> np.ndarray:
@@ -112,3 +112,53 @@ class Categorical(Gaussian):
         return super()._matrix(X, Y, None)
 
     _matrix.pairs_once = True  # type: ignore[attr-defined]  # Gaussian's pdist matrix: exactly symmetric
+
+
+@saved("weight")
+class RandomEffect(Kernel):
+    """Kernel of a subject effect (a functional random intercept): ``w`` for curves of one subject, 0 otherwise.
+
+    The formula term ``re(ID)`` (:mod:`fdakpl.formula.terms`). Its input is the ``(n, L)`` matrix of indicator rows
+    of the subjects seen when fitting; a subject not seen then has a row of zeros, so its kernel with every training
+    curve is 0. The kernel is :attr:`~fdakpl.kernels.Kernel.additive`: a :class:`~fdakpl.kernels.Product` (or
+    :class:`~fdakpl.kernels.Sum`) of terms *adds* it, ``K = K_rest + w K_subject``, so the fitted function is the
+    population part (the other terms) plus one effect curve per subject, ``h = h_rest + u_subject``, shrunk by the
+    ridge as a random effect is by its variance (``w`` plays the role of the random-effect variance relative to
+    the other terms). Renaming or reordering the subjects changes nothing (``K_subject = Z Z^T``).
+
+    Parameters
+    ----------
+    weight : float
+        ``w >= 0`` (0: no subject effect).
+
+    Examples
+    --------
+    >>> Z = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])  # the last curve: a new subject
+    >>> RandomEffect(0.5)(Z)
+    array([[0.5, 0. , 0.5, 0. ],
+           [0. , 0.5, 0. , 0. ],
+           [0.5, 0. , 0.5, 0. ],
+           [0. , 0. , 0. , 0. ]])
+    """
+
+    additive = True
+
+    def __init__(self, weight: float = 1.0) -> None:
+        if not np.isfinite(weight) or weight < 0:
+            raise ValueError(f"RandomEffect kernel: weight must be >= 0, got {weight}")
+        self.weight = float(weight)
+
+    def _matrix(self, X: np.ndarray, Y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        for name, A in (("X", X), ("Y", Y)) if Y is not X else (("X", X),):
+            if not (np.all((A == 0.0) | (A == 1.0)) and np.all(A.sum(axis=1) <= 1.0)):
+                raise ValueError(f"the RandomEffect kernel takes indicator rows of the subjects (one 1 per row, in "
+                                 f"the column of the subject; a row of zeros for a new subject); {name} has other "
+                                 "values: build it with fdakpl.factor_kernels.indicators(codes, n_subjects)")
+        if w is not None:
+            raise ValueError("the RandomEffect kernel takes indicator rows without quadrature weights")
+        return self.weight * (X @ Y.T)  # sums of products of 0 and 1: exact, so exactly symmetric
+
+    _matrix.pairs_once = True  # type: ignore[attr-defined]
+
+    def diagonal_bound(self) -> float:
+        return self.weight

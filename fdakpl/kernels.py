@@ -123,6 +123,10 @@ class Kernel(BaseEstimator):
            [0.6065, 1.    ]])
     """
 
+    #: a kernel that a :class:`Product` of terms adds instead of multiplying (a subject effect,
+    #: :class:`~fdakpl.factor_kernels.RandomEffect`: ``K = prod_t K_t + w K_subject``)
+    additive = False
+
     def __call__(self, X: Any, Y: Any = None, weights: Any = None) -> np.ndarray:
         Xa = _as_2d(X, "X")
         Ya = Xa if Y is None or Y is X else _as_2d(Y, "Y")
@@ -399,7 +403,8 @@ class IntegralGaussian(_ScaleKernel):
 
 
 class _Combination(Kernel):
-    """Kernels on several named terms, combined pointwise."""
+    """Kernels on several named terms, combined pointwise; :attr:`Kernel.additive` terms (subject effects) are added
+    to the combination of the others, in a product as in a sum."""
 
     op: str
 
@@ -416,12 +421,22 @@ class _Combination(Kernel):
             raise TypeError(f"{type(self).__name__} kernels take a mapping term -> array as input")
         Y = X if Y is None else Y
         weights = weights or {}
-        out = None
-        for term, ker in self.kernels.items():
+        for term in self.kernels:
             if term not in X or term not in Y:
                 raise ValueError(f"input has no term {term!r}; it has {sorted(X)}")
-            m = ker(X[term], Y[term], weights.get(term))
-            out = m if out is None else (out * m if self.op == "*" else out + m)
+        return self._combined(lambda term, ker: ker(X[term], Y[term], weights.get(term)))
+
+    def _combined(self, matrix: Any) -> np.ndarray:
+        """The terms' matrices ``matrix(term, kernel)`` combined by ``op``; additive terms added at the end."""
+        out = extra = None
+        for term, ker in self.kernels.items():
+            m = matrix(term, ker)
+            if ker.additive:
+                extra = m if extra is None else extra + m
+            else:
+                out = m if out is None else (out * m if self.op == "*" else out + m)
+        if extra is not None:
+            out = extra if out is None else out + extra
         assert out is not None
         return out
 
@@ -430,23 +445,23 @@ class _Combination(Kernel):
                 or any(t not in X or (Y is not None and t not in Y) for t in self.kernels):
             return self(X, Y, weights)  # the full path says what is wrong
         weights = weights or {}
-        out = None
-        for term, ker in self.kernels.items():
-            m = ker.checked_matrix(X[term], None if Y is None else Y[term], weights.get(term))
-            out = m if out is None else (out * m if self.op == "*" else out + m)
-        assert out is not None
-        return out
+        return self._combined(lambda term, ker: ker.checked_matrix(X[term], None if Y is None else Y[term],
+                                                                   weights.get(term)))
 
     def exact_symmetric(self) -> bool:
         return type(self).checked_matrix is _Combination.checked_matrix and \
             all(k.exact_symmetric() for k in self.kernels.values())
 
     def diagonal_bound(self) -> float:
-        vals = [k.diagonal_bound() for k in self.kernels.values()]
-        return float(np.prod(vals)) if self.op == "*" else float(np.sum(vals))
+        vals = [k.diagonal_bound() for k in self.kernels.values() if not k.additive]
+        extra = sum(k.diagonal_bound() for k in self.kernels.values() if k.additive)
+        base = (float(np.prod(vals)) if self.op == "*" else float(np.sum(vals))) if vals else 0.0
+        return base + float(extra)
 
     def __repr__(self) -> str:
-        return f" {self.op} ".join(f"{k}:{v!r}" for k, v in self.kernels.items())
+        main = f" {self.op} ".join(f"{k}:{v!r}" for k, v in self.kernels.items() if not v.additive)
+        extra = " + ".join(f"{k}:{v!r}" for k, v in self.kernels.items() if v.additive)
+        return " + ".join(p for p in (main, extra) if p)
 
 
 @saved("kernels")

@@ -49,10 +49,14 @@ from .grammar import check_factor, evaluate, factor_variables, is_missing, level
 __all__ = ["FactorTerm", "ScalarDesign", "build_design"]
 
 
+#: the kinds of factors: numbers, factors (C(), text) and subject labels (re())
+KINDS = ("numeric", "categorical", "subject")
+
+
 @dataclass
 class _Factor:
     expr: str
-    kind: str  # "numeric" or "categorical"
+    kind: str  # one of KINDS
     tree: list[Any]
     levels: list[str] = field(default_factory=list)
 
@@ -71,11 +75,14 @@ class FactorTerm:
 
     ``name`` is the term as written (``"C(g)"``, ``"C(a):C(b)"``); ``factors`` the indices of its factors in
     :attr:`ScalarDesign.factors`. A cell is a combination of one level per factor; the columns of the indicator
-    matrix are the cells in the order of ``itertools.product`` of the factors' levels.
+    matrix are the cells in the order of ``itertools.product`` of the factors' levels. ``subject``: a subject
+    term ``re(ID)`` (one factor; its kernel is a :class:`~fdakpl.factor_kernels.RandomEffect`, and a subject not
+    seen when fitting has a row of zeros: the population prediction).
     """
 
     name: str
     factors: tuple[int, ...]
+    subject: bool = False
 
 
 @dataclass
@@ -111,6 +118,11 @@ class ScalarDesign:
                 bad = ~np.isfinite(v)
                 if bad.any():
                     raise ValueError(_nonfinite_message(f, ds, bad))
+            elif f.kind == "subject":
+                if any(x is None for x in v):
+                    raise ValueError(f"the subject labels {factor_variables(f.tree)} are missing (NA) for some "
+                                     f"samples; give every curve a subject, or drop those curves, e.g. "
+                                     f"ds.dropna('sample', subset={factor_variables(f.tree)})")
             else:
                 if any(x is None for x in v):
                     raise ValueError(f"scalar covariates {factor_variables(f.tree)} have missing values (NA) for "
@@ -157,6 +169,14 @@ class ScalarDesign:
         out = {}
         for term in self.factor_terms:
             code = np.zeros(ds.sizes.get(SAMPLE, 0), dtype=np.intp)
+            if term.subject:  # a subject not seen when fitting: a row of zeros (no subject effect)
+                lv = self.factors[term.factors[0]].levels
+                code = pd.Index(lv).get_indexer(vals[term.factors[0]])
+                rows = np.zeros((code.size, len(lv)))
+                seen = np.flatnonzero(code >= 0)
+                rows[seen, code[seen]] = 1.0
+                out[term.name] = rows
+                continue
             for i in term.factors:  # mixed radix: the cell's position in product(levels of each factor)
                 lv = self.factors[i].levels
                 code = code * len(lv) + pd.Index(lv).get_indexer(vals[i])
@@ -170,6 +190,24 @@ class ScalarDesign:
         out = {name: self.matrix(ds, vals)} if self.columns else {}
         return {**out, **self.term_inputs(ds, vals)}
 
+    def new_subjects(self, ds: xr.Dataset) -> dict[str, list[str]]:
+        """Subjects of ``ds`` not seen when fitting, by subject term (only the terms that have some).
+
+        Examples
+        --------
+        >>> train = xr.Dataset({"id": ("sample", [7, 8, 7])})
+        >>> build_design(["re(id)"], [["re(id)"]], train).new_subjects(xr.Dataset({"id": ("sample", [8, 9])}))
+        {'re(id)': ['9']}
+        """
+        out = {}
+        for term in self.factor_terms:
+            if term.subject:
+                f = self.factors[term.factors[0]]
+                new = sorted(set(f.values(ds).tolist()) - set(f.levels) - {None})
+                if new:
+                    out[term.name] = new
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """The design as plain data (no code): what :func:`fdakpl.save` stores."""
         return {"formula": self.formula,
@@ -178,7 +216,8 @@ class ScalarDesign:
                 "columns_spec": [[[i, lv] for i, lv in parts] for parts in self.columns_spec],
                 "mean": np.asarray(self.mean, dtype=float), "scale": np.asarray(self.scale, dtype=float),
                 "variables": list(self.variables),
-                "factor_terms": [{"name": t.name, "factors": list(t.factors)} for t in self.factor_terms]}
+                "factor_terms": [{"name": t.name, "factors": list(t.factors),
+                                  **({"subject": True} if t.subject else {})} for t in self.factor_terms]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], variables: set[str]) -> ScalarDesign:
@@ -195,24 +234,31 @@ class ScalarDesign:
         factors = []
         for f in d["factors"]:
             kind, levels = f["kind"], [str(v) for v in f["levels"]]
-            if kind not in {"numeric", "categorical"}:
+            if kind not in KINDS:
                 raise ValueError(f"unknown factor kind {kind!r}")
             checked = check_factor(f["expr"], variables, lookup=f["expr"] in variables)
             if checked["kind"] == "categorical" and kind != "categorical":
                 raise ValueError(f"the factor {f['expr']!r} is C() but stored as numeric")
+            if (checked["kind"] == "subject") != (kind == "subject"):
+                raise ValueError(f"the factor {f['expr']!r} is stored as {kind!r}, which does not match its text")
             factors.append(_Factor(str(f["expr"]), kind, checked["tree"], levels))
         spec = []
         for parts in d["columns_spec"]:
             spec.append([(_factor_index(i, factors), lv) for i, lv in parts])
             for i, lv in spec[-1]:
-                if (lv is None) != (factors[i].kind == "numeric") or (lv is not None and lv not in factors[i].levels):
+                if factors[i].kind == "subject" or (lv is None) != (factors[i].kind == "numeric") \
+                    or (lv is not None and lv not in factors[i].levels):
                     raise ValueError(f"a column refers to the level {lv!r} of {factors[i].expr!r}")
         terms = []
         for t in d.get("factor_terms", []):
             idx = tuple(_factor_index(i, factors) for i in t["factors"])
-            if not idx or any(factors[i].kind != "categorical" for i in idx):
-                raise ValueError(f"the factor term {t['name']!r} refers to factors that are not categorical")
-            terms.append(FactorTerm(str(t["name"]), idx))
+            subject = bool(t.get("subject", False))
+            ok = len(idx) == 1 and factors[idx[0]].kind == "subject" if subject else \
+                idx and all(factors[i].kind == "categorical" for i in idx)
+            if not ok:
+                raise ValueError(f"the factor term {t['name']!r} refers to factors that are not "
+                                 f"{'one subject factor' if subject else 'categorical'}")
+            terms.append(FactorTerm(str(t["name"]), idx, subject))
         mean, scale = np.asarray(d["mean"], dtype=float), np.asarray(d["scale"], dtype=float)
         columns = [str(c) for c in d["columns"]]
         if not (len(columns) == len(spec) == mean.shape[0] == scale.shape[0]) or mean.ndim != 1 \
@@ -285,12 +331,15 @@ def build_design(factor_exprs: list[str], terms: list[list[str]], ds: xr.Dataset
     factors: list[_Factor] = []
     for expr in factor_exprs:
         checked = check_factor(expr, variables, lookup=expr in lookups)
-        probe = _Factor(expr, "categorical" if checked["kind"] == "categorical" else "numeric", checked["tree"])
+        probe = _Factor(expr, checked["kind"] if checked["kind"] in KINDS else "numeric", checked["tree"])
         with np.errstate(all="ignore"):
             raw = np.asarray(evaluate(probe.tree, ds))
         if probe.kind == "numeric" and raw.dtype.kind not in "biuf":
             probe.kind = "categorical"  # text is categorical, as in R and formulaic
-        if probe.kind == "categorical":
+        if probe.kind == "subject":
+            present = {x for x in probe.values(ds).tolist() if x is not None}
+            probe.levels = sorted(present, key=lambda s: _sort_key(s, raw))
+        elif probe.kind == "categorical":
             present = [x for x in probe.values(ds).tolist() if x is not None]
             order = sorted(set(present), key=lambda s: _sort_key(s, raw))
             levels = checked.get("levels") or order
@@ -315,6 +364,13 @@ def build_design(factor_exprs: list[str], terms: list[list[str]], ds: xr.Dataset
     fterms: list[FactorTerm] = []
     for t in terms:
         idx = [index[e] for e in t]
+        if any(factors[i].kind == "subject" for i in idx):
+            if len(idx) > 1:
+                raise ValueError(f"the term {':'.join(t)!r} interacts a subject effect re() with other factors; "
+                                 "fdakpl has one subject effect per re() term, alone (nested or interacted "
+                                 "subject effects are not supported): write re(ID) as a term of its own")
+            fterms.append(FactorTerm(t[0], (idx[0],), subject=True))
+            continue
         if all(factors[i].kind == "categorical" for i in idx):
             fterms.append(FactorTerm(":".join(t), tuple(idx)))
             continue

@@ -16,7 +16,9 @@ computed:
 * the functions ``np.log``, ``np.log1p``, ``np.log2``, ``np.log10``,
   ``np.exp``, ``np.sqrt`` and ``np.abs`` of one argument;
 * ``C(x)`` (a factor), ``C(x, levels=["a", "b"])`` (its levels) and
-  ``C(x, Treatment("b"))`` (accepted for R users; it changes nothing, see below).
+  ``C(x, Treatment("b"))`` (accepted for R users; it changes nothing, see below);
+* ``re(x)``: a subject (random) effect of the labels ``x`` (a term of its own: the
+  subject kernel :class:`~fdakpl.factor_kernels.RandomEffect`, added to the other terms').
 
 Anything else is refused with a :class:`ValueError` naming the term. Names are read
 verbatim (:mod:`fdakpl.formula.names`: no Unicode normalisation of ``dose_µg``). A
@@ -78,7 +80,7 @@ def _refuse(expr: str, why: str) -> FormulaError:
     return FormulaError(
         f"the formula term {expr!r} is not allowed: {why}. fdakpl accepts variables (bare, `backticked` or "
         f"Q('name')), numbers, + - * / ** inside I(...), np.{'/np.'.join(sorted(FUNCTIONS))} of one argument, "
-        "and C(x) / C(x, levels=[...]); transform other things in the data first")
+        "C(x) / C(x, levels=[...]) and re(x) (a subject effect); transform other things in the data first")
 
 
 def check_factor(expr: str, variables: set[str], lookup: bool = False) -> dict[str, Any]:
@@ -126,6 +128,10 @@ def check_factor(expr: str, variables: set[str], lookup: bool = False) -> dict[s
         raise _refuse(expr, f"it is not an expression ({type(err).__name__})") from None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "C":
         return _categorical(expr, node, variables, names)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "re":
+        if len(node.args) != 1 or node.keywords:
+            raise _refuse(expr, "re() takes one variable, the subject labels: re(ID)")
+        return {"kind": "subject", "tree": _tree(expr, node.args[0], variables, 1, names, top=True)}
     return {"kind": "auto", "tree": _tree(expr, node, variables, 0, names, top=True)}
 
 
@@ -204,8 +210,8 @@ def _tree(expr: str, node: ast.AST, variables: set[str], depth: int, names: Verb
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"np", "numpy"} \
                 and func.attr in FUNCTIONS:
             return ["fun", func.attr, _tree(expr, node.args[0], variables, depth + 1, names)]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "C":
-        raise _refuse(expr, "C() must be a whole factor, not inside arithmetic")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"C", "re"}:
+        raise _refuse(expr, f"{node.func.id}() must be a whole factor, not inside arithmetic")
     if isinstance(node, ast.Call):
         raise _refuse(expr, f"the function {names.restore(ast.unparse(node.func))!r} is not one of the allowed "
                             "transforms (or it has keywords or several arguments)")

@@ -8,6 +8,11 @@ The response is one functional variable. On the right-hand side,
   factor term: its own :class:`~fdakpl.factor_kernels.Categorical` kernel on the
   factor itself (every level equally far from the others), named by the term's
   text (``"C(sex)"``);
+* ``re(ID)`` is a subject effect (a functional random intercept): the kernel
+  :class:`~fdakpl.factor_kernels.RandomEffect` on the subject labels (``w`` for
+  curves of the same subject, 0 otherwise), *added* to the other terms' kernel
+  whatever ``combine=`` says (``K = K_rest + w K_subject``), its weight ``w`` tuned
+  with the widths, ``b`` and lambda;
 * every other scalar term (``age``, ``np.log(dose)``, ``age:C(sex)``) goes into
   one numeric design matrix (no intercept; columns standardised with the training
   mean and standard deviation), which gets one kernel on its rows under the name
@@ -42,8 +47,8 @@ __all__ = ["SCALARS", "TERM_NAMES", "ParsedFormula", "ScalarDesign", "median_heu
 
 SCALARS = "scalars"
 #: how scalar terms are named, for messages
-TERM_NAMES = (f"numeric scalar covariates share the kernel named {SCALARS!r}; a term made only of factors has its "
-              "own, named as written, e.g. 'C(sex)'")
+TERM_NAMES = (f"numeric scalar covariates share the kernel named {SCALARS!r}; a term made only of factors, or a "
+              "subject effect, has its own, named as written, e.g. 'C(sex)', 're(ID)'")
 
 
 def _is_functional(da: xr.DataArray | xr.Variable) -> bool:
@@ -66,13 +71,26 @@ class ParsedFormula:
         """Kernel terms of the scalar part: ``"scalars"`` (numeric design) if it has columns, then the factor terms."""
         if self.scalar is None:
             return []
-        return ([SCALARS] if self.scalar.columns else []) + self.factor_terms
+        return ([SCALARS] if self.scalar.columns else []) + self.factor_terms + self.subject_terms
 
     @property
     def factor_terms(self) -> list[str]:
         """Names of the terms made only of factors (a :class:`~fdakpl.factor_kernels.Categorical` kernel each by
-        default), in their canonical order."""
-        return [] if self.scalar is None else [t.name for t in self.scalar.factor_terms]
+        default), in their canonical order; not the subject terms."""
+        return [] if self.scalar is None else [t.name for t in self.scalar.factor_terms if not t.subject]
+
+    @property
+    def subject_terms(self) -> list[str]:
+        """Names of the subject terms ``re(ID)`` (a :class:`~fdakpl.factor_kernels.RandomEffect` kernel each, added
+        to the other terms' kernel).
+
+        Examples
+        --------
+        >>> from fdakpl import datasets
+        >>> parse_formula("rcst ~ cca + re(ID)", datasets.load_dti()).subject_terms
+        ['re(ID)']
+        """
+        return [] if self.scalar is None else [t.name for t in self.scalar.factor_terms if t.subject]
 
     @property
     def terms(self) -> list[str]:

@@ -75,7 +75,8 @@ __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
 @saved("formula", "dictionary", "level", "kernel", "kernels", "combine", "output_matrix", "lam", "lam_grid",
        "width_grid", "b_grid", "loss", "solver", "center", "interpolate_inputs", "cv", "param_grid", "sigma_relative",
-       "random_state", "n_jobs", "progress", "domain", "approx", "groups")
+       "random_state", "n_jobs", "progress", "domain", "approx", "groups", "new_subjects",
+       defaults={"new_subjects": False})
 class FunctionalRegression:
     """Nonlinear function-on-function regression by KPL, specified by a formula.
 
@@ -174,6 +175,13 @@ class FunctionalRegression:
         keeps each group in one fold; otherwise dependent curves predict each other and the criteria
         undersmooth. Refused with a single group, with curves without a label, with ``lam="gcv"``
         and with ``approx=``.
+    new_subjects : bool, default False
+        With a subject term ``re(ID)``: whether the model is meant to predict curves of subjects not seen when
+        fitting. ``False``: the subjects of new curves are known, and the hyper-parameters (with the subject
+        term's weight) are chosen by leave-one-curve-out, where the other curves of a left-out curve's subject
+        stay in. ``True``: leave-one-subject-out (``groups=`` the subject labels), where the subject term of a
+        left-out subject predicts zero, as it does for a new subject. Either way :meth:`predict` gives the
+        population prediction (the subject term 0) for a subject not seen when fitting, and says so once.
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
         :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
@@ -194,7 +202,8 @@ class FunctionalRegression:
                  loss: Any = "square", solver: str = "auto", center: bool = True, interpolate_inputs: bool = False,
                  cv: int = 5, param_grid: Mapping[str, Sequence[Any]] | None = None, sigma_relative: bool = True,
                  random_state: Any = 0, n_jobs: int = 2, progress: bool | None = None,
-                 domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None) -> None:
+                 domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None,
+                 new_subjects: bool = False) -> None:
         self.formula = formula
         # a private deep copy of the variables the model uses (the formula's, and groups= named by its variable):
         # later edits of the user's Dataset (ds["y"] = ..., ds["y"][0] = ...) change neither the fit, nor the
@@ -229,6 +238,7 @@ class FunctionalRegression:
         self.domain = domain
         self.approx = approx
         self.groups = groups
+        self.new_subjects = new_subjects
         self.parsed = parsed
         self._parsed_for = (formula, self.data)
 
@@ -293,8 +303,8 @@ class FunctionalRegression:
         terms = self.parsed.terms
         if self.kernels is not None and self.kernel is not None:
             raise ValueError("pass either kernel= (one kernel for all terms) or kernels= (per term), not both")
-        if self.kernel is not None:
-            return {t: self.kernel for t in terms}
+        if self.kernel is not None:  # one kernel for the terms on data; a subject term keeps its RandomEffect
+            return {t: None if t in self.parsed.subject_terms else self.kernel for t in terms}
         given = dict(self.kernels or {})
         unknown = [k for k in given if k not in terms]
         if unknown:
@@ -319,7 +329,8 @@ class FunctionalRegression:
         'Gaussian'
         """
         Xv, Xw, _, _ = prepare_inputs(self.parsed.inputs(self.data), interpolate=self.interpolate_inputs)
-        return default_widths(Xv, Xw, self._given_kernels(), self.parsed.factor_terms)
+        return default_widths(Xv, Xw, self._given_kernels(), self.parsed.factor_terms,
+                              self.parsed.subject_terms)
 
     def group_codes(self) -> np.ndarray | None:
         """One group code per curve from ``groups=`` (0, 1, ... in order of first appearance), or None without.
@@ -337,6 +348,19 @@ class FunctionalRegression:
         """One group code per curve from ``groups`` (a variable name or labels), checked
         (:func:`fdakpl.regression.steps.group_labels`); and what they are."""
         g = self.groups
+        if not isinstance(self.new_subjects, (bool, np.bool_)):
+            raise TypeError(f"new_subjects must be True or False, got {self.new_subjects!r}")
+        if self.new_subjects:
+            subjects = self.parsed.subject_terms
+            if len(subjects) != 1 or g is not None:
+                why = ("the formula has no subject term re(ID)" if not subjects else
+                       f"the formula has several subject terms {subjects}" if len(subjects) > 1 else
+                       "groups= is given too")
+                raise ValueError(f"new_subjects=True leaves out the curves of one subject at a time, by the labels "
+                                 f"of the formula's subject term re(ID); {why}: give one re(ID) term and no groups= "
+                                 "(or groups= without new_subjects)")
+            Z = self.parsed.inputs(self.data)[subjects[0]]
+            return group_labels(np.argmax(Z, axis=1), Z.shape[0], f"new_subjects=True ({subjects[0]})"), subjects[0]
         if g is None:
             return None, ""
         n = self.data.sizes["sample"]
@@ -487,7 +511,8 @@ class FunctionalRegression:
                              "statistics; use lam='loo', 'gcv', a number or a grid")
         if any(k is None for k in given.values()):
             Xv, Xw, _, _ = prepare_inputs(X, interpolate=self.interpolate_inputs)
-            kernels = default_widths(Xv, Xw, given, self.parsed.factor_terms)
+            kernels = default_widths(Xv, Xw, given, self.parsed.factor_terms,
+                              self.parsed.subject_terms)
         else:
             kernels = dict(given)  # type: ignore[arg-type]
         fixed = isinstance(criterion, Fixed)
@@ -508,7 +533,8 @@ class FunctionalRegression:
         problem = square if is_square(make_loss(self.loss)) else refit_problem(square, loss=self.loss)
         fit["problem"] = problem
         check_exact_memory(problem.n, problem.n_points, n_terms=len(self.parsed.terms))  # before any n x n matrix
-        kernels = default_widths(square.inputs, square.input_weights, given, self.parsed.factor_terms)
+        kernels = default_widths(square.inputs, square.input_weights, given, self.parsed.factor_terms,
+                                 self.parsed.subject_terms)
         kernel = combine(kernels, self.combine)
         output_matrix = self.output_matrix
         fixed = isinstance(criterion, Fixed)

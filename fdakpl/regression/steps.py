@@ -12,7 +12,7 @@ import numpy as np
 
 from ..data.scaling import median
 from ..dictionaries import Dictionary, Fourier
-from ..factor_kernels import Categorical
+from ..factor_kernels import Categorical, RandomEffect
 from ..formula.terms import SCALARS
 from ..kernels import Gaussian, Kernel, Product, ScaleDecay, Sum
 from ..losses import is_square, make_loss
@@ -21,7 +21,7 @@ from ..ridge.problem import KPLProblem
 from ..solvers.dispatch import resolve_solver
 from ..tuning.criteria import DEFAULT_LAMBDAS, GCV, LOO, Criterion, Fixed, GroupLOO, KFold, check_grid, edge_notice
 from ..tuning.partial import partial_scorer
-from ..tuning.search import DEFAULT_FACTOR_MULTIPLES, Scorer, TuningResult, search
+from ..tuning.search import DEFAULT_FACTOR_MULTIPLES, DEFAULT_SUBJECT_WEIGHTS, Scorer, TuningResult, search
 from ..utils.notices import warn
 
 __all__ = ["AUTO_FOURIER_FREQS", "SPARSE_ATOMS", "SPARSE_POINTS", "atom_candidates", "combine", "criterion_of",
@@ -213,10 +213,12 @@ def tuning_grid(value: Any, default: np.ndarray, name: str) -> np.ndarray | None
 
 
 def default_widths(inputs: Mapping[str, np.ndarray], weights: Mapping[str, Any] | None,
-                   kernels: Mapping[str, Kernel | None], factors: Sequence[str] = ()) -> dict[str, Kernel]:
+                   kernels: Mapping[str, Kernel | None], factors: Sequence[str] = (),
+                   subjects: Sequence[str] = ()) -> dict[str, Kernel]:
     """Kernels with median-heuristic widths for the terms without a kernel (None in ``kernels``): Gaussian, and
     :class:`~fdakpl.factor_kernels.Categorical` for the ``factors`` (terms made only of factors, whose inputs are
-    indicator rows: width ``sqrt(2)``, the distance between two levels).
+    indicator rows: width ``sqrt(2)``, the distance between two levels); the ``subjects`` (``re(ID)`` terms) get
+    ``RandomEffect(1.0)`` (weight multiples tried: :data:`~fdakpl.tuning.search.DEFAULT_SUBJECT_WEIGHTS`).
 
     The width of a term is the median pairwise L2 distance of its prepared inputs
     (:func:`fdakpl.formula.terms.median_heuristic`; curves weighted by their quadrature weights, filled
@@ -232,7 +234,7 @@ def default_widths(inputs: Mapping[str, np.ndarray], weights: Mapping[str, Any] 
     from ..formula.terms import median_heuristic
 
     weights = weights or {}
-    return {term: kernel if kernel is not None else
+    return {term: kernel if kernel is not None else RandomEffect(1.0) if term in subjects else
             (Categorical if term in factors else Gaussian)(median_heuristic(inputs[term], weights.get(term)))
             for term, kernel in kernels.items()}
 
@@ -253,7 +255,9 @@ def term_grids(kernels: Mapping[str, Kernel], terms: Sequence[str], widths: np.n
     """The width multiples tried for each tuned term: the width grid, except that a factor term's
     :class:`~fdakpl.factor_kernels.Categorical` kernel has its own default grid
     (:data:`~fdakpl.tuning.search.DEFAULT_FACTOR_MULTIPLES`, whose two ends are natural: levels unrelated, or the
-    factor hardly entering); a ``width_grid`` given applies to every term.
+    factor hardly entering); a ``width_grid`` given applies to every such term. A subject term's
+    :class:`~fdakpl.factor_kernels.RandomEffect` always has its grid of weights
+    (:data:`~fdakpl.tuning.search.DEFAULT_SUBJECT_WEIGHTS`, multiples of its weight).
 
     Examples
     --------
@@ -262,7 +266,8 @@ def term_grids(kernels: Mapping[str, Kernel], terms: Sequence[str], widths: np.n
     """
     if widths is not None and len(widths) and np.ndim(widths[0]) == 1:  # one grid per term already
         return [np.asarray(g, dtype=float) for g in widths]
-    return [DEFAULT_FACTOR_MULTIPLES if width_default and isinstance(kernels[t], Categorical) else widths
+    return [DEFAULT_SUBJECT_WEIGHTS if isinstance(kernels[t], RandomEffect) else
+            DEFAULT_FACTOR_MULTIPLES if width_default and isinstance(kernels[t], Categorical) else widths
             for t in terms]  # type: ignore[misc]
 
 
@@ -300,7 +305,8 @@ def tune(problem: KPLProblem, kernels: dict[str, Kernel], tuned: list[str], widt
 
 
 def widened(kernels: Mapping[str, Kernel], terms: Sequence[str], multiples: Sequence[float]) -> dict[str, Kernel]:
-    """The kernels with the ``terms``' widths multiplied by ``multiples`` (Gaussian or Categorical, kept as they are).
+    """The kernels with the ``terms``' widths multiplied by ``multiples`` (Gaussian or Categorical, kept as they are;
+    the weight of a :class:`~fdakpl.factor_kernels.RandomEffect`).
 
     Examples
     --------
@@ -309,7 +315,9 @@ def widened(kernels: Mapping[str, Kernel], terms: Sequence[str], multiples: Sequ
     """
     out = dict(kernels)
     for t, m in zip(terms, multiples, strict=True):
-        out[t] = type(kernels[t])(m * kernels[t].sigma)  # type: ignore[attr-defined]
+        k = kernels[t]
+        out[t] = RandomEffect(m * k.weight) if isinstance(k, RandomEffect) else \
+            type(k)(m * k.sigma)  # type: ignore[attr-defined]
     return out
 
 
@@ -321,6 +329,15 @@ def tuning_notices(result: TuningResult, grids: Sequence[np.ndarray], b_grid: np
     scalar covariates at the widest default width (they change the predictions little: nothing to extend), are
     notes."""
     for t, m, g in zip(result.terms, result.multiples, grids, strict=True):
+        if g is DEFAULT_SUBJECT_WEIGHTS:
+            w = m * kernels[t].weight  # type: ignore[attr-defined]
+            if m == g.min():
+                notes.append(f"the subject term {t!r}: weight 0 chosen by {criterion.name} (the subjects' effects did "
+                             "not lower the criterion; with new_subjects=True they cannot)")
+            elif m == g.max():
+                notes.append(f"the subject term {t!r}: weight {w:g} chosen by {criterion.name}, the largest of its "
+                             f"grid {list(map(float, g))} (the subject effects are large next to the other terms)")
+            continue
         if g is DEFAULT_FACTOR_MULTIPLES:
             if m in (g.min(), g.max()):
                 end = "levels unrelated" if m == g.min() else "the factor hardly changes the predictions"

@@ -210,6 +210,8 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         ds = self.model.data if newdata is None else as_dataset(newdata)
         est, parsed = self.estimator, self.model.parsed
         X = parsed.inputs(ds)
+        if parsed.subject_terms and newdata is not None:
+            self._new_subjects_notice(ds)
         with said_once(quiet=(InterpolationWarning,)):  # the user asked for interpolation: noted when fitting
             values = est.predict_array(X, at=at)  # the inputs validated once (prepare_inputs), plain arrays back
         train, rdim = self.model.data, self.response_dim
@@ -221,6 +223,67 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         else:
             coords[rdim] = est.grid_ if at is None else check_locations(at, "at")
         return labelled_array(values, (SAMPLE, rdim), coords, parsed.response)
+
+    def _new_subjects_notice(self, ds: xr.Dataset) -> None:
+        """Say once (per results object) that curves of subjects not seen when fitting get the population
+        prediction."""
+        from ..utils.notices import warn
+
+        new = self.model.parsed.scalar.new_subjects(ds)
+        if new and not self._cache.get("new_subjects_said"):
+            self._cache["new_subjects_said"] = True
+            shown = "; ".join(f"{t}: {v[:5]}{' ...' if len(v) > 5 else ''} ({len(v)})" for t, v in new.items())
+            warn(f"predict(): subjects not seen when fitting ({shown}) get the population prediction (their subject "
+                 "effect is 0); said once for these results")
+
+    # ------------------------------------------------------------------ subject terms
+    def subject_effects(self, term: str | None = None, at: Any = None) -> xr.DataArray:
+        """The estimated effect curve of every subject of a subject term ``re(ID)`` (see
+        :func:`fdakpl.results.subjects.subject_effects`).
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> ds = datasets.load_dti().isel(sample=slice(300, 382))
+        >>> res = FunctionalRegression("rcst ~ cca + re(ID)", ds, interpolate_inputs=True).fit()
+        >>> res.subject_effects().dims
+        ('subject', 'rcst_loc')
+        """
+        from .subjects import subject_effects
+
+        return subject_effects(self, term, at)
+
+    def subject_facts(self, term: str | None = None) -> dict[str, Any]:
+        """Weight, number of subjects and share of the variation of a subject term (see
+        :func:`fdakpl.results.subjects.subject_facts`).
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> ds = datasets.load_dti().isel(sample=slice(300, 382))
+        >>> res = FunctionalRegression("rcst ~ cca + re(ID)", ds, interpolate_inputs=True).fit()
+        >>> res.subject_facts()["term"]
+        're(ID)'
+        """
+        from .subjects import subject_facts
+
+        return subject_facts(self, term)
+
+    def plot_subject_effects(self, term: str | None = None, subjects: Any = None, ax: Any = None) -> Any:
+        """Plot the estimated subject effect curves (matplotlib axes; see
+        :func:`fdakpl.results.subjects.plot_subject_effects`).
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> ds = datasets.load_dti().isel(sample=slice(300, 382))
+        >>> res = FunctionalRegression("rcst ~ cca + re(ID)", ds, interpolate_inputs=True).fit()
+        >>> res.plot_subject_effects().get_xlabel()
+        'rcst_loc'
+        """
+        from .subjects import plot_subject_effects
+
+        return plot_subject_effects(self, term, subjects, ax)
 
     @property
     def fitted(self) -> xr.DataArray:

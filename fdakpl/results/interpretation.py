@@ -458,6 +458,13 @@ def partial_dependence_of(res: Any, variable: str, values: Any = None, at: Any =
     if variable not in variables:
         raise ValueError(f"{variable!r} is not a scalar covariate of {res.model.formula!r}; scalar covariates: "
                          f"{variables} (functional terms have effect surfaces instead)")
+    from ..formula.grammar import factor_variables
+
+    reads = [f for f in scalar.factors if variable in factor_variables(f.tree)]
+    subjects = [t for t in scalar.factor_terms if t.subject and scalar.factors[t.factors[0]] in reads]
+    if subjects and all(f.kind == "subject" for f in reads):
+        raise ValueError(f"{variable!r} holds the subject labels of {subjects[0].name!r}: its effect is one curve per "
+                         f"subject, res.subject_effects() (and res.plot_subject_effects()), not a partial dependence")
     data = res.model.data
     if values is None:
         if variable in scalar.levels:

@@ -198,6 +198,12 @@ def _criterion_score(res: Any) -> tuple[str, float] | None:
     return name, float(values[i])
 
 
+def _added(res: Any) -> str:
+    """How subject terms enter the kernel, for the line that says how the kernels combine."""
+    subjects = res.model.parsed.subject_terms
+    return f"; the subject term{'s' if len(subjects) > 1 else ''} {', '.join(subjects)} added" if subjects else ""
+
+
 def tuning_route(res: Any) -> str:
     """What the tuning chose and by which criterion, in words (the summary's ``Tuning`` row).
 
@@ -216,8 +222,12 @@ def tuning_route(res: Any) -> str:
     what = []
     tun = res.tuning
     if tun is not None:
-        if tun.terms:
-            what.append(f"width of {', '.join(tun.terms)}")
+        subjects = set(res.model.parsed.subject_terms)
+        widths = [t for t in tun.terms if t not in subjects]
+        if widths:
+            what.append(f"width of {', '.join(widths)}")
+        if subjects & set(tun.terms):
+            what.append(f"weight of {', '.join(t for t in tun.terms if t in subjects)}")
         if not np.isnan(tun.b):
             what.append("b")
     fixed = crit.key == "fixed"
@@ -320,6 +330,10 @@ def _model_rows(res: Any, full: bool) -> list[tuple[str, Any]]:
         rows.append(("Approximation", round_numbers(approx or "none (exact)")))
     if full:
         rows += [("Integration", est.integration_), ("Observed points", obs.index.size)]
+    if res.model.parsed.subject_terms and hasattr(est, "dual_coef_B_"):
+        from .subjects import subject_rows
+
+        rows += subject_rows(res)
     rows.append(("Tuning", tuning_route(res)))
     return rows
 
@@ -399,7 +413,7 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto",
     if line is not None:
         fit.pairs.append(line)
     smry.tables.append(fit)
-    title = f"Terms (combined by {res.model.combine}" + (f"; {imp.n_permutations} permutations per term)"
+    title = f"Terms (combined by {res.model.combine}{_added(res)}" + (f"; {imp.n_permutations} permutations per term)"
                                                           if imp is not None else ")")
     smry.tables.append(term_table(term_records(res, imp), imp, title=title))
     if full:
@@ -408,7 +422,7 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto",
     extra = [compact_bound(diag)] if not full else [diagnostics_verdict(diag, res)]
     if full:
         kern = round_numbers(", ".join(f"{t}: {k!r}" for t, k in res.kernels.items()))
-        extra += [f"Kernels: {kern} (combined by {res.model.combine}).", f"Solver: {res.solver_reason}."]
+        extra += [f"Kernels: {kern} (combined by {res.model.combine}{_added(res)}).", f"Solver: {res.solver_reason}."]
         extra += diagnostics_notes(diag)
         if not np.isfinite(diag["gram_condition"]):
             extra.append("cond(Gram) = inf: the Gram matrix is singular (some atoms are linear combinations of "

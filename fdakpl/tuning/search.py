@@ -30,7 +30,8 @@ from ..solvers.closed_form import psd_eigh
 from ..utils.saved import saved
 from .criteria import Criterion
 
-__all__ = ["DEFAULT_B_GRID", "DEFAULT_FACTOR_MULTIPLES", "DEFAULT_WIDTH_MULTIPLES", "Scorer", "TuningResult", "search"]
+__all__ = ["DEFAULT_B_GRID", "DEFAULT_FACTOR_MULTIPLES", "DEFAULT_SUBJECT_WEIGHTS", "DEFAULT_WIDTH_MULTIPLES",
+           "Scorer", "TuningResult", "search"]
 
 #: default multiples of the median-heuristic width of every Gaussian term, chosen by held-out error on DTI
 #: (benchmarks/results/tuning_grids.json; the guide's tuning page): curve-level LOO prefers narrower
@@ -42,6 +43,10 @@ DEFAULT_WIDTH_MULTIPLES = np.array([4.0, 8.0, 16.0])
 #: treatment-coded design on all three, as with grids of 7 or 9 values at up to 1.6x the fit time
 #: (benchmarks/factor_kernels.py)
 DEFAULT_FACTOR_MULTIPLES = np.array([0.25, 1.0, 4.0, 16.0, 64.0])
+#: default weights ``w`` of a subject term's :class:`~fdakpl.factor_kernels.RandomEffect` kernel
+#: (``K = K_rest + w K_subject``; 0: no subject effect), chosen by held-out error on DTI and emotion
+#: (benchmarks/subject_effects.py)
+DEFAULT_SUBJECT_WEIGHTS = np.array([0.0, 1 / 64, 1 / 16, 1 / 4, 1.0, 4.0])
 #: default scale decays ``b`` of ``B = diag(b^-scale)`` for dictionaries with scales (1 = identity)
 DEFAULT_B_GRID = np.array([1.0, 1.5, 2.0])
 

@@ -92,7 +92,7 @@ kernels_for_python <- function(kern, spec, kinds) {
   labels <- names(spec$terms)
   curves <- labels[kinds[labels] == "matrix"]
   factors <- labels[kinds[labels] == "factor"]
-  numeric <- labels[!kinds[labels] %in% c("matrix", "factor")]
+  numeric <- labels[!kinds[labels] %in% c("matrix", "factor", "subject")]
   has_scalars <- length(numeric) > 0L
   keys <- c(curves, factors, if (has_scalars) "scalars")
   given <- if (!is.null(kern$kernel)) stats::setNames(rep(list(kern$kernel), length(keys)), keys) else {
@@ -134,7 +134,7 @@ integer_args <- c("cv", "random_state", "n_jobs", "level", "max_iter", "n_atoms"
 # The arguments that go through `...` of kpl() to Python, checked.
 check_dots <- function(dots) {
   allowed <- c("cv", "param_grid", "sigma_relative", "random_state", "n_jobs", "progress", "domain", "approx",
-               "lam_grid", "width_grid", "b_grid")
+               "lam_grid", "width_grid", "b_grid", "new_subjects")
   nms <- names(dots)
   if (length(dots) && (is.null(nms) || any(!nzchar(nms)))) {
     input_error("arguments in `...` of kpl() must be named", call = NULL)
@@ -163,6 +163,7 @@ check_dots <- function(dots) {
       n_jobs = check_count(x, "n_jobs"),
       progress = check_flag(x, "progress"),
       sigma_relative = check_flag(x, "sigma_relative"),
+      new_subjects = check_flag(x, "new_subjects"),
       domain = as.list(check_numbers(x, "domain", len = 2L)),
       lam_grid = reticulate::np_array(check_numbers(x, "lam_grid", positive = TRUE)),
       width_grid = check_grid_arg(x, "width_grid"),

@@ -143,6 +143,13 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
   kinds <- vapply(seq_along(parts), function(i) term_kind(values[[i]], labels_of[i], what, is_response[i]),
                   character(1))
   names(kinds) <- labels_of
+  for (i in which(vapply(parts, function(p) isTRUE(p$subject), logical(1)))) {
+    if (kinds[[i]] %in% c("matrix", "scalars")) {
+      input_error("the subject term %s of `%s` needs one label per curve (a factor, characters or numbers), not a %s",
+                  labels_of[i], what, kind_words(kinds[[i]]))
+    }
+    kinds[[i]] <- "subject"  # sent as text: a subject not seen when fitting is allowed (population prediction)
+  }
   if (predicting) {
     for (lab in setdiff(labels_of, spec$response$label)) {
       if (kinds[[lab]] != fitted$kinds[[lab]] &&
@@ -184,6 +191,17 @@ prepare_data <- function(spec, data, what = "data", fitted = NULL, subset = NULL
       }
       missing_row <- missing_row | bad
       values[[i]] <- m
+    } else if (kind == "subject") {
+      # the labels of these rows as codes among their own levels (as text): Python matches them to the subjects
+      # seen when fitting by their text, and a new subject gets the population prediction
+      x_chr <- if (is.factor(x)) levels(x)[as.integer(x)] else as.character(x)
+      lev <- sort(unique(x_chr[keep][!is.na(x_chr[keep])]))
+      codes <- match(x_chr, lev)
+      bad <- is.na(x_chr)
+      if (any(bad[keep])) problems[[lab]] <- list(rows = keep[bad[keep]], gaps = FALSE, response = FALSE)
+      missing_row <- missing_row | bad
+      levs[[lab]] <- lev
+      values[[i]] <- as.double(codes)
     } else if (kind == "factor") {
       lev <- if (predicting) fitted$levels[[lab]] else factor_levels(x[keep])
       codes <- factor_codes(x, lev)

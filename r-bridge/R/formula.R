@@ -67,6 +67,12 @@ formula_spec <- function(formula, data) {
     if (is.call(expr) && identical(expr[[1L]], as.name("C"))) {
       expr <- call("factor", expr[[2L]])  # C(x): Python's (patsy's) spelling of factor(x)
     }
+    inner <- subject_term(expr, label)
+    if (!is.null(inner)) {  # re(ID) or pffr's s(ID, bs = "re"): a subject effect on the labels ID
+      name <- python_name(deparse1(inner), used)
+      used <<- c(used, name)
+      return(list(expr = inner, label = label, name = name, subject = TRUE))
+    }
     name <- python_name(label, used)
     used <<- c(used, name)
     list(expr = expr, label = label, name = name)
@@ -74,6 +80,31 @@ formula_spec <- function(formula, data) {
   names(terms) <- labels
   list(response = list(expr = response, label = deparse1(response), name = response_name),
        terms = terms, terms_object = tt, env = environment(formula))
+}
+
+# The subject labels of a subject-effect term (a functional random intercept): re(ID), or pffr's
+# s(ID, bs = "re"); NULL for any other term. Other s() smooths are refused: KPL has no smooth terms.
+subject_term <- function(expr, label) {
+  if (!is.call(expr)) return(NULL)
+  head <- expr[[1L]]
+  if (identical(head, as.name("re"))) {
+    if (length(expr) != 2L || !is.null(names(expr)) && any(nzchar(names(expr)[-1L]))) {
+      input_error("the term %s: re() takes one argument, the subject labels, e.g. re(ID)", label)
+    }
+    return(expr[[2L]])
+  }
+  if (identical(head, as.name("s"))) {
+    args <- as.list(expr)[-1L]
+    nms <- if (is.null(names(args))) rep("", length(args)) else names(args)
+    bs <- if ("bs" %in% nms) args[[which(nms == "bs")]] else NULL
+    if (identical(bs, "re") && sum(!nzchar(nms)) == 1L && all(nms[nzchar(nms)] == "bs")) {
+      return(args[[which(!nzchar(nms))]])
+    }
+    input_error(paste0("the term %s: KPL has no smooth terms s(); a functional random intercept (subject effect) ",
+                       "is s(ID, bs = \"re\") or re(ID), and other inputs enter by their names (curves, numbers, ",
+                       "factors)"), label)
+  }
+  NULL
 }
 
 # Evaluate one term (or the response) on `data`, in the formula's environment.
@@ -117,7 +148,7 @@ term_kind <- function(value, label, what, response = FALSE) {
 
 kind_words <- function(kind) {
   c(matrix = "curve (a matrix column)", scalars = "set of scalar columns", factor = "factor",
-    numeric = "number")[[kind]]
+    numeric = "number", subject = "subject labels")[[kind]]
 }
 
 # Levels of a factor term, as R has them: addNA()'s level stays NA here (python_levels() labels it for

@@ -35,6 +35,7 @@ python_terms <- function(spec, kinds, ncols) {
   unlist(lapply(spec$terms, function(t) {
     switch(kinds[[t$label]],
       factor = paste0("C(", t$name, ")"),
+      subject = paste0("re(", t$name, ")"),
       scalars = paste0(t$name, "_", seq_len(ncols[[t$label]])),
       t$name)
   }), use.names = FALSE)
