@@ -166,6 +166,11 @@ def test_summary_row_shares_and_plot(fitted):
     assert facts["n_subjects"] == N_SUBJECTS and 0.2 < facts["share"] < 1.0
     assert sum(facts["shares"].values()) == pytest.approx(1.0)
     assert f"Subject term re(id): weight {facts['weight']:.3g}, 9 subjects" in str(fitted.summary())
+    from fdakpl.results.term_table import term_records
+
+    row = {r.name: r for r in term_records(fitted)}["re(id)"]
+    assert (row.kind, row.width) == ("subject", "")  # a weight, shown in the kernel, not a width multiple
+    assert "weight of re(id)" in str(fitted.summary())
     ax = fitted.plot_subject_effects(subjects=["p0", "p3"])
     assert ax.get_xlabel() == "t" and ax.get_ylabel() == "subject effect re(id) on y" and len(ax.lines) == 3
     assert variance_shares(np.ones((2, 1)), np.zeros((2, 1)), np.zeros((2, 1)))["subject"] == 1.0

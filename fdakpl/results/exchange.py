@@ -138,7 +138,7 @@ class Covariate:
     name : str
     term : str
         The kernel term it belongs to.
-    kind : {"functional", "factor", "scalar", "scalars"}
+    kind : {"functional", "factor", "subject", "scalar", "scalars"}
     columns : tuple of int or None
         The columns of the term's input it permutes or drops (None: the whole term).
     """
@@ -164,13 +164,15 @@ def covariates(parsed: Any, terms: list[str]) -> list[Covariate]:
     from ..formula.terms import SCALARS
 
     factor_terms = set(getattr(parsed, "factor_terms", []) or [])
+    subject_terms = set(getattr(parsed, "subject_terms", []) or [])
     columns = list(parsed.scalar.columns) if getattr(parsed, "scalar", None) is not None else []
     out = []
     for t in terms:
         if t == SCALARS and columns:
             out += [Covariate(c, t, "scalar", (j,)) for j, c in enumerate(columns)]
         else:
-            out.append(Covariate(t, t, "factor" if t in factor_terms else "functional"))
+            kind = "factor" if t in factor_terms else "subject" if t in subject_terms else "functional"
+            out.append(Covariate(t, t, kind))
     return out
 
 

@@ -43,7 +43,7 @@ class TermRecord:
     pvalue: str = ""
 
 
-_KINDS = {"functional": "curve", "scalar": "scalar", "factor": "factor", "scalars": "scalars"}
+_KINDS = {"functional": "curve", "scalar": "scalar", "factor": "factor", "scalars": "scalars", "subject": "subject"}
 
 
 def term_records(res: Any, importance: Any = None) -> list[TermRecord]:
@@ -69,7 +69,8 @@ def term_records(res: Any, importance: Any = None) -> list[TermRecord]:
         kernel = round_numbers(repr(kernels[c.term]))
         if c.term != c.name:  # a covariate of a combined kernel: say which
             kernel = f"{c.term}: {kernel}"
-        width = f"{multiples[c.term]:g} x median" if c.term in multiples else ""
+        # a subject term's kernel has a weight (shown in the kernel), not a width
+        width = f"{multiples[c.term]:g} x median" if c.term in multiples and c.kind != "subject" else ""
         drop = p = ""
         if importance is not None and c.name in importance.terms:
             row = importance.row(c.name)
