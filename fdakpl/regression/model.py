@@ -56,7 +56,8 @@ __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
 @saved("formula", "dictionary", "level", "kernel", "kernels", "combine", "output_matrix", "lam", "lam_grid",
        "width_grid", "b_grid", "loss", "solver", "center", "interpolate_inputs", "cv", "param_grid", "sigma_relative",
-       "random_state", "n_jobs", "progress", "domain", "approx", "groups")
+       "random_state", "n_jobs", "progress", "domain", "approx", "groups", "integration",
+       defaults={"integration": "auto"})
 class FunctionalRegression:
     """Nonlinear function-on-function regression by KPL, specified by a formula.
 
@@ -158,6 +159,13 @@ class FunctionalRegression:
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
         :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
+    integration : {"auto", "quadrature", "plugin"}
+        How integrals over the response domain are estimated from the observed points
+        (:func:`fdakpl.data.integration.integration_weights`): ``"quadrature"``, the trapezoid on each
+        curve's own observed points; ``"plugin"``, the paper's ``|Theta| / m_i`` per point; ``"auto"``
+        (default), quadrature unless the curves are sparse (then the plug-in, on the exact partial
+        route), chosen by ``benchmarks/partial_observation.py``. With ``approx=``, ``"auto"`` is the
+        plug-in for partially observed curves. The summary says which ran and why.
 
     Examples
     --------
@@ -175,7 +183,8 @@ class FunctionalRegression:
                  loss: Any = "square", solver: str = "auto", center: bool = True, interpolate_inputs: bool = False,
                  cv: int = 5, param_grid: Mapping[str, Sequence[Any]] | None = None, sigma_relative: bool = True,
                  random_state: Any = 0, n_jobs: int = 2, progress: bool | None = None,
-                 domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None) -> None:
+                 domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None,
+                 integration: str = "auto") -> None:
         self.formula = formula
         # a private deep copy of the variables the model uses (the formula's, and groups= named by its variable):
         # later edits of the user's Dataset (ds["y"] = ..., ds["y"][0] = ...) change neither the fit, nor the
@@ -210,6 +219,9 @@ class FunctionalRegression:
         self.domain = domain
         self.approx = approx
         self.groups = groups
+        if integration not in {"auto", "quadrature", "plugin"}:
+            raise ValueError(f"integration must be 'auto', 'quadrature' or 'plugin', got {integration!r}")
+        self.integration = integration
         self.parsed = parsed
 
     @classmethod
@@ -290,7 +302,8 @@ class FunctionalRegression:
         return KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
                             output_matrix=self.output_matrix if output_matrix is None else output_matrix, lam=lam,
                             center=self.center, solver=solver, interpolate_inputs=self.interpolate_inputs,
-                            domain=self.domain, loss=self.loss if loss is None else loss)
+                            domain=self.domain, loss=self.loss if loss is None else loss,
+                            integration=self.integration)
 
     def _cv_param_grid(self, kernels: dict[str, Kernel]) -> dict[str, list[Any]]:
         grid = dict(self.param_grid or {})
@@ -423,7 +436,7 @@ class FunctionalRegression:
         est = ApproxKPLRegressor(dictionary=dictionary, kernel=combine(kernels, self.combine),
                                  output_matrix=self.output_matrix, lam=float(grid[0]) if fixed else grid,
                                  center=self.center, domain=self.domain, interpolate_inputs=self.interpolate_inputs,
-                                 approx=self.approx, progress=self.progress,
+                                 approx=self.approx, progress=self.progress, integration=self.integration,
                                  criterion="loo" if fixed else criterion.key, loss=self.loss).fit(X, Y)
         return est, kernels, float(est.lam_)
 
@@ -433,7 +446,8 @@ class FunctionalRegression:
                    ) -> tuple[KPLRegressor, dict[str, Kernel], float, Criterion]:
         """The exact fits: one problem, tuned on its ridge paths (or by K-fold CV), then the estimator."""
         square = prepare_problem(X, Y, dictionary=dictionary, center=self.center, loss="square",
-                                 domain=self.domain, interpolate_inputs=self.interpolate_inputs, who="the formula")
+                                 integration=self.integration, domain=self.domain,
+                                 interpolate_inputs=self.interpolate_inputs, who="the formula")
         problem = square if is_square(make_loss(self.loss)) else refit_problem(square, loss=self.loss)
         fit["problem"] = problem
         check_exact_memory(problem.n, problem.n_points)  # before any n x n allocation

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.integration import describe_integration
 from .tables import FunctionalSummary, fmt_number, kv_table, round_numbers
 
 __all__ = ["bound_applicability", "bound_applies", "bound_cell", "build_summary", "condition_warnings",
@@ -228,7 +229,8 @@ def build_summary(res: Any, eta: float = 0.05, importance: Any = "auto") -> Func
         ("Solver", res.solver),
         ("Approximation", round_numbers(getattr(est, "approx_description_", None)
                                         or "none (exact)")),
-        ("Integration", est.integration_),
+        ("Integration", describe_integration(getattr(est, "integration", "auto"), est.integration_,
+                                             obs.fully_observed)),
         ("lambda", res.lam),
         ("lambda chosen by", res.lam_how),
     ]

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations
-from ..data.integration import integration_weights
+from ..data.integration import GRAM_TOLERANCE, gram_deviation, integration_weights
 from ..data.pairing import pair_long
 from ..data.preprocessing import (
     InputSpec,
@@ -52,7 +52,7 @@ from ..solvers.closed_form import project_observations
 from ..utils.notices import warn
 from .quadratics import CurveQuadratics, RotatedQuadratics, curve_quadratics
 
-__all__ = ["KPLProblem", "prepare_problem", "refit_problem", "unsupported_atoms_message"]
+__all__ = ["KPLProblem", "integration_notice", "prepare_problem", "refit_problem", "unsupported_atoms_message"]
 
 
 def unsupported_atoms_message(rank: int, q: int) -> str:
@@ -141,6 +141,12 @@ class KPLProblem:
     def n_points(self) -> int:
         """Number of observed response points ``N``."""
         return int(self.obs.index.size)
+
+    @functools.cached_property
+    def gram_deviation(self) -> np.ndarray:
+        """Per curve, how far the atoms' Gram matrix under the curve's integration weights is from the exact one
+        (:func:`fdakpl.data.integration.gram_deviation`: 0 when the weights integrate the atoms exactly)."""
+        return gram_deviation(self.centred, self.weights, self.phi, self.gram)
 
     @functools.cached_property
     def lam_unit(self) -> float:
@@ -286,6 +292,35 @@ def _problem(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs
     phi = dic.evaluate(centred.grid if centred.grid is not None else centred.location)
     nu = project_observations(centred, phi, weights)
     return KPLProblem(Xv, Xw, spec, x_labels, obs, info, loss_obj, scale, mean, centred, dic, G, weights, mode, phi, nu)
+
+
+def integration_notice(problem: KPLProblem) -> str | None:
+    """The notice when some curves' integration weights cannot integrate the atoms (None when they all can).
+
+    The closed-form routes see a curve through its projections ``nu_i = sum_p c_ip y_ip phi(theta_ip)``; they
+    are close to the inner products ``<y_i, phi>`` only where the atoms' Gram matrix under the curve's weights
+    is close to the exact one (``max |G_i - G| <= 0.1 max G_kk``, :data:`fdakpl.data.integration.GRAM_TOLERANCE`).
+    A curve observed at fewer points than atoms, or with a gap wider than the atoms' oscillations, cannot be.
+
+    Examples
+    --------
+    >>> Y = np.ones((3, 40)); Y[0, 3:] = np.nan  # curve 0 seen at 3 points
+    >>> p = prepare_problem(np.arange(3.0)[:, None], Y, np.linspace(0, 1, 40), dictionary="fourier")
+    >>> integration_notice(p).startswith("1 of 3 curves")
+    True
+    """
+    dev = problem.gram_deviation
+    bad = np.flatnonzero(dev > GRAM_TOLERANCE)
+    if bad.size == 0:
+        return None
+    worst = int(bad[np.argmax(dev[bad])])
+    labels = problem.info.labels
+    name = repr(labels[worst].item() if hasattr(labels[worst], "item") else labels[worst]) if labels is not None \
+        else str(worst)
+    return (f"{bad.size} of {problem.n} curves have integration weights ({problem.integration}) under which the "
+            f"{problem.d} atoms are far from their exact Gram matrix (up to {dev[worst]:.2g} of its largest "
+            f"diagonal entry, curve {name} with {int(problem.obs.counts[worst])} points): their projections on "
+            "the atoms are rough; fit only the observed points with solver='exact_partial', or use fewer atoms")
 
 
 def _warn_unsupported_atoms(obs: Observations, dic: Dictionary) -> None:
