@@ -1,11 +1,15 @@
-"""Per-point integration weights: quadrature on each curve's observed points, or the paper's plug-in ``|Theta| / m_i``.
+"""Integration over the response domain: quadrature on each curve's observed points or of its interpolant, or the
+paper's plug-in ``|Theta| / m_i``.
 
 The KPL data term and the projections ``nu_i = <y_i, phi>`` are integrals over the response domain,
-estimated by sums ``sum_p c_ip y_ip phi(theta_ip)`` over the observed points. ``"quadrature"`` takes
-``c_ip`` from the trapezoidal rule on the curve's own sorted observed locations over the domain (on a
-common grid with every curve fully observed, the grid's quadrature weights); ``"plugin"`` gives every
-observed point of curve ``i`` the same weight ``|Theta| / m_i`` (Definition 4.1 of the paper), which
-is right for points drawn uniformly over the domain but not for uneven grids or gaps.
+estimated by sums ``sum_p c_ip y_ip phi(theta_ip)``. ``"quadrature"`` takes ``c_ip`` from the trapezoidal
+rule on the curve's own sorted observed locations over the domain (on a common grid with every curve
+fully observed, the grid's quadrature weights); across a gap it bridges the product ``y phi`` linearly,
+which misses atoms that oscillate within the gap. ``"interpolate"`` integrates each (centred) curve's
+linear interpolant on the common grid (constant beyond the curve's first and last points) by the
+grid's quadrature: the atoms are then integrated exactly on the grid and only the curve is bridged.
+``"plugin"`` gives every observed point of curve ``i`` the same weight ``|Theta| / m_i`` (Definition 4.1
+of the paper), which is right for points drawn uniformly over the domain but not for uneven grids or gaps.
 
 How well a curve's weights integrate is measured on the atoms themselves: the atoms' Gram matrix
 under the curve's weights, ``G_i = sum_p c_ip phi(theta_ip) phi(theta_ip)^T``, against the exact one
@@ -20,8 +24,11 @@ import numpy as np
 
 from .functional import Observations, quadrature_weights
 
-__all__ = ["GRAM_TOLERANCE", "SPARSE_COUNT", "auto_integration", "curve_quadrature_weights", "describe_integration",
-           "gram_deviation", "integration_weights"]
+__all__ = ["GRAM_TOLERANCE", "MODES", "SPARSE_COUNT", "auto_integration", "curve_quadrature_weights",
+           "describe_integration", "fill_gaps", "gram_deviation", "integration_weights", "projection_points"]
+
+#: the integration options
+MODES = ("auto", "interpolate", "quadrature", "plugin")
 
 #: integration="auto" takes the plug-in on sparse curves: on median fewer points than this (the
 #: default dictionary's size) and under half the distinct locations (the front end's sparse route)
@@ -85,19 +92,21 @@ def curve_quadrature_weights(obs: Observations, domain: tuple[float, float]) -> 
 
 
 def auto_integration(obs: Observations) -> str:
-    """The integration ``"auto"`` uses: quadrature, except the plug-in on sparse curves.
+    """The integration ``"auto"`` uses: quadrature, of the curves' interpolants where they have gaps, except the
+    plug-in on sparse curves.
 
-    Quadrature on each curve's own points when the curves are fully observed or dense with gaps;
-    the plug-in when they are sparse (on median fewer than :data:`SPARSE_COUNT` points and under half
-    the distinct locations): the front end fits those by the exact partial ridge, whose default was
-    chosen with the plug-in's equal weights (``benchmarks/partial_observation.py``).
+    ``"quadrature"`` when the curves are fully observed on a common grid, or observed at their own
+    locations (no common grid); ``"interpolate"`` when they are dense with gaps on a common grid; the
+    plug-in when they are sparse (on median fewer than :data:`SPARSE_COUNT` points and under half the
+    distinct locations): the front end fits those by the exact partial ridge, whose default was chosen
+    with the plug-in's equal weights. Chosen by held-out error in ``benchmarks/partial_observation.py``.
 
     Examples
     --------
     >>> grid = np.linspace(0, 1, 50)
     >>> Y = np.ones((3, 50)); Y[0, 10:20] = np.nan
     >>> auto_integration(Observations.from_dense(Y, grid))
-    'quadrature'
+    'interpolate'
     >>> Y[:, :] = np.nan; Y[0, :5] = Y[1, 5:10] = Y[2, 10:15] = 1.0  # 5 points each, 15 locations
     >>> auto_integration(Observations.from_dense(Y, grid))
     'plugin'
@@ -106,13 +115,15 @@ def auto_integration(obs: Observations) -> str:
         return "quadrature"
     counts = obs.counts
     if counts.size == 0 or counts.min() >= SPARSE_COUNT:
-        return "quadrature"
+        return "interpolate" if obs.grid is not None else "quadrature"
     if obs.grid is not None and obs.grid_index is not None:
         q = int(np.count_nonzero(np.bincount(obs.grid_index, minlength=obs.grid.size)))
     else:
         q = int(np.unique(obs.location).size)
     mid = median(counts.tolist())
-    return "plugin" if (mid < SPARSE_COUNT and mid < 0.5 * q) else "quadrature"
+    if mid < SPARSE_COUNT and mid < 0.5 * q:
+        return "plugin"
+    return "interpolate" if obs.grid is not None else "quadrature"
 
 
 def describe_integration(requested: str, used: str, fully_observed: bool) -> str:
@@ -120,18 +131,20 @@ def describe_integration(requested: str, used: str, fully_observed: bool) -> str
 
     Examples
     --------
-    >>> describe_integration("auto", "quadrature", False)
-    "quadrature: trapezoid on each curve's observed points (auto: partially observed, dense curves)"
+    >>> describe_integration("auto", "interpolate", False)
+    "interpolate: trapezoid on the grid of each curve's linear interpolant (auto: dense curves with gaps)"
     """
     if used == "quadrature":
         what = ("quadrature: trapezoid on the common grid" if fully_observed
                 else "quadrature: trapezoid on each curve's observed points")
+    elif used == "interpolate":
+        what = "interpolate: trapezoid on the grid of each curve's linear interpolant"
     else:
         what = "plugin: |Theta| / m_i per observed point (Def. 4.1)"
     if requested != "auto":
         return f"{what} (requested)"
-    why = ("fully observed curves" if fully_observed else
-           "partially observed, dense curves" if used == "quadrature" else "sparse curves")
+    why = ("fully observed curves" if fully_observed else "sparse curves" if used == "plugin" else
+           "dense curves with gaps" if used == "interpolate" else "curves observed at their own locations")
     return f"{what} (auto: {why})"
 
 
@@ -140,8 +153,10 @@ def integration_weights(obs: Observations, domain: tuple[float, float], mode: st
 
     ``"quadrature"``: trapezoidal weights of each curve on its own observed locations over the domain
     (:func:`curve_quadrature_weights`; the common grid's weights when every curve is fully observed);
+    ``"interpolate"``: the same weights for the observed points (the fit integrates the curves'
+    interpolants, :func:`projection_points`; the points' weights serve the point-wise solvers);
     ``"plugin"``: ``|Theta| / m_i``, the paper's plug-in estimator (Definition 4.1);
-    ``"auto"``: :func:`auto_integration` (quadrature unless the curves are sparse).
+    ``"auto"``: :func:`auto_integration`.
 
     Returns
     -------
@@ -152,22 +167,71 @@ def integration_weights(obs: Observations, domain: tuple[float, float], mode: st
     Examples
     --------
     >>> obs = Observations.from_dense(np.array([[1.0, np.nan, 2.0]]), np.array([0.0, 0.5, 1.0]))
-    >>> integration_weights(obs, (0.0, 1.0))
+    >>> integration_weights(obs, (0.0, 1.0), "quadrature")
     (array([0.5, 0.5]), 'quadrature')
     >>> integration_weights(obs, (0.0, 1.0), "plugin")
     (array([0.5, 0.5]), 'plugin')
     """
-    if mode not in {"auto", "quadrature", "plugin"}:
-        raise ValueError(f"integration must be 'auto', 'quadrature' or 'plugin', got {mode!r}")
+    if mode not in MODES:
+        raise ValueError(f"integration must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
     if mode == "auto":
         mode = auto_integration(obs)
-    if mode == "quadrature":
+    if mode == "interpolate" and (obs.grid is None or obs.grid_index is None):
+        raise ValueError("integration='interpolate' needs the responses on a common grid (dense form); use "
+                         "'quadrature' for curves observed at their own locations")
+    if mode in {"quadrature", "interpolate"}:
         if obs.fully_observed:
             assert obs.grid is not None and obs.grid_index is not None
             return quadrature_weights(obs.grid, domain)[obs.grid_index], mode
         return curve_quadrature_weights(obs, domain), mode
     length = domain[1] - domain[0]
     return (length / obs.counts)[obs.index], mode
+
+
+def fill_gaps(obs: Observations) -> Observations:
+    """Every curve on the whole common grid: its linear interpolant between its observed points, constant beyond
+    its first and last points (a curve without points is 0 everywhere: on centred values, the centre).
+
+    Examples
+    --------
+    >>> obs = Observations.from_dense(np.array([[1.0, np.nan, 3.0, np.nan]]), np.array([0.0, 0.5, 1.0, 2.0]))
+    >>> fill_gaps(obs).to_dense()
+    array([[1., 2., 3., 3.]])
+    """
+    if obs.grid is None or obs.grid_index is None:
+        raise ValueError("filling gaps needs the responses on a common grid (dense form)")
+    grid = obs.grid
+    n, m = obs.n_samples, grid.size
+    out = np.zeros((n, m))
+    bounds = np.concatenate([[0], np.cumsum(obs.counts)])
+    for i in range(n):
+        a, b = bounds[i], bounds[i + 1]
+        if b > a:
+            out[i] = np.interp(grid, obs.location[a:b], obs.value[a:b])
+    return Observations.from_dense(out, grid)
+
+
+def projection_points(obs: Observations, domain: tuple[float, float], mode: str = "auto"
+                      ) -> tuple[Observations, np.ndarray, str]:
+    """The points and weights whose sums estimate the integrals of the fit: ``(points, weights, mode)``.
+
+    With ``"interpolate"`` (partially observed curves on a common grid) the points are every curve on the
+    whole grid (:func:`fill_gaps`) with the grid's quadrature weights; otherwise the observed points with
+    :func:`integration_weights`.
+
+    Examples
+    --------
+    >>> obs = Observations.from_dense(np.array([[1.0, np.nan, 3.0]]), np.array([0.0, 0.5, 1.0]))
+    >>> pts, w, mode = projection_points(obs, (0.0, 1.0))
+    >>> pts.value, w, mode
+    (array([1., 2., 3.]), array([0.25, 0.5 , 0.25]), 'interpolate')
+    """
+    weights, mode = integration_weights(obs, domain, mode)
+    if mode != "interpolate" or obs.fully_observed:
+        return obs, weights, mode
+    filled = fill_gaps(obs)
+    assert filled.grid is not None and filled.grid_index is not None
+    return filled, quadrature_weights(filled.grid, domain)[filled.grid_index], mode
 
 
 def gram_deviation(obs: Observations, weights: np.ndarray, phi: np.ndarray, gram: np.ndarray,

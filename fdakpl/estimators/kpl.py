@@ -132,9 +132,10 @@ class KPLRegressor(FunctionalEstimator):
     solver_options : dict, optional
         Options of the iterative solvers: ``max_iter``, ``tol``, ``warn``
         (both), ``memory``, ``init`` (``"iterative"``).
-    integration : {"auto", "quadrature", "plugin"}
-        How inner products ``<y_i, phi_l>`` are estimated; see
-        :func:`integration_weights`.
+    integration : {"auto", "interpolate", "quadrature", "plugin"}
+        How inner products ``<y_i, phi_l>`` are estimated (:mod:`fdakpl.data.integration`):
+        ``"auto"`` (default) is quadrature on the grid for fully observed curves, of each curve's linear
+        interpolant for dense curves with gaps, the plug-in for sparse curves.
     %(data_parameters)s
     memory_limit : None, float or "inf"
         Bytes the exact solvers may use; a larger problem is refused before

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import as_dataset
+from ..data.integration import MODES
 from ..data.preprocessing import prepare_inputs
 from ..dictionaries import BSpline, Dictionary, make_dictionary
 from ..estimators.kpl import KPLRegressor
@@ -159,12 +160,14 @@ class FunctionalRegression:
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
         :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
-    integration : {"auto", "quadrature", "plugin"}
+    integration : {"auto", "interpolate", "quadrature", "plugin"}
         How integrals over the response domain are estimated from the observed points
-        (:func:`fdakpl.data.integration.integration_weights`): ``"quadrature"``, the trapezoid on each
-        curve's own observed points; ``"plugin"``, the paper's ``|Theta| / m_i`` per point; ``"auto"``
-        (default), quadrature unless the curves are sparse (then the plug-in, on the exact partial
-        route), chosen by ``benchmarks/partial_observation.py``. With ``approx=``, ``"auto"`` is the
+        (:mod:`fdakpl.data.integration`): ``"interpolate"``, the grid's trapezoid on each curve's linear
+        interpolant (gaps bridged, constant beyond the curve's ends); ``"quadrature"``, the trapezoid on
+        each curve's own observed points; ``"plugin"``, the paper's ``|Theta| / m_i`` per point.
+        ``"auto"`` (default): quadrature for fully observed curves, ``"interpolate"`` for dense curves
+        with gaps, the plug-in for sparse ones (on the exact partial route), chosen by held-out error
+        in ``benchmarks/partial_observation.py``. With ``approx=``, ``"auto"`` is the
         plug-in for partially observed curves. The summary says which ran and why.
 
     Examples
@@ -219,8 +222,8 @@ class FunctionalRegression:
         self.domain = domain
         self.approx = approx
         self.groups = groups
-        if integration not in {"auto", "quadrature", "plugin"}:
-            raise ValueError(f"integration must be 'auto', 'quadrature' or 'plugin', got {integration!r}")
+        if integration not in MODES:
+            raise ValueError(f"integration must be one of {', '.join(map(repr, MODES))}, got {integration!r}")
         self.integration = integration
         self.parsed = parsed
 

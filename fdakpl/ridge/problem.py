@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations
-from ..data.integration import GRAM_TOLERANCE, gram_deviation, integration_weights
+from ..data.integration import GRAM_TOLERANCE, gram_deviation, integration_weights, projection_points
 from ..data.pairing import pair_long
 from ..data.preprocessing import (
     InputSpec,
@@ -101,13 +101,18 @@ class KPLProblem:
     gram : numpy.ndarray, shape (d, d)
         Its Gram matrix.
     weights : numpy.ndarray, shape (N,)
-        Integration weights ``c_ip`` of the observed points.
+        Integration weights ``c_ip`` of the observed points (the point-wise solvers' data term).
     integration : str
-        ``"quadrature"`` or ``"plugin"``.
+        ``"quadrature"``, ``"interpolate"`` or ``"plugin"`` (:mod:`fdakpl.data.integration`).
     phi : numpy.ndarray
         The atoms on the common grid ``(m, d)``, or at the observed points ``(N, d)``.
     nu : numpy.ndarray, shape (n, d)
         Projections of the centred responses on the atoms.
+    proj_points : Observations
+        The points whose weighted sums give ``nu`` and the curves' quadratic forms: ``centred``, or with
+        ``integration="interpolate"`` every centred curve's linear interpolant on the whole grid.
+    proj_weights : numpy.ndarray
+        Their weights.
     """
 
     inputs: Any
@@ -126,6 +131,8 @@ class KPLProblem:
     integration: str
     phi: np.ndarray
     nu: np.ndarray
+    proj_points: Observations
+    proj_weights: np.ndarray
 
     @property
     def n(self) -> int:
@@ -145,7 +152,8 @@ class KPLProblem:
     @functools.cached_property
     def gram_deviation(self) -> np.ndarray:
         """Per curve, how far the atoms' Gram matrix under the curve's integration weights is from the exact one
-        (:func:`fdakpl.data.integration.gram_deviation`: 0 when the weights integrate the atoms exactly)."""
+        (:func:`fdakpl.data.integration.gram_deviation`: 0 when the weights integrate the atoms exactly); the
+        observed points' own weights (trapezoid on the curve's points) with ``integration="interpolate"``."""
         return gram_deviation(self.centred, self.weights, self.phi, self.gram)
 
     @functools.cached_property
@@ -158,7 +166,7 @@ class KPLProblem:
     @functools.cached_property
     def quadratics(self) -> CurveQuadratics:
         """Per-curve quadratic forms of the weighted squared error (computed once, on first use)."""
-        return curve_quadratics(self.centred, self.phi, self.weights)
+        return curve_quadratics(self.proj_points, self.phi, self.proj_weights)
 
     @functools.cached_property
     def _rotated_cache(self) -> dict[bytes, RotatedQuadratics]:
@@ -288,10 +296,12 @@ def _problem(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs
     dic = output_dictionary(dictionary, centred.location).fit(centred, domain=dom)
     G = dic.gram()
     _warn_unsupported_atoms(obs, dic)
-    weights, mode = integration_weights(centred, dom, integration)
+    points, pweights, mode = projection_points(centred, dom, integration)
+    weights = pweights if points is centred else integration_weights(centred, dom, mode)[0]
     phi = dic.evaluate(centred.grid if centred.grid is not None else centred.location)
-    nu = project_observations(centred, phi, weights)
-    return KPLProblem(Xv, Xw, spec, x_labels, obs, info, loss_obj, scale, mean, centred, dic, G, weights, mode, phi, nu)
+    nu = project_observations(points, phi, pweights)
+    return KPLProblem(Xv, Xw, spec, x_labels, obs, info, loss_obj, scale, mean, centred, dic, G, weights, mode, phi, nu,
+                      points, pweights)
 
 
 def integration_notice(problem: KPLProblem) -> str | None:
