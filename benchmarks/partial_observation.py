@@ -1,7 +1,9 @@
 """Partially observed responses with gaps by design (issue 24, item 1): which route, which integration weights.
 
 Writes ``benchmarks/results/partial_observation.json``. Run:
-``python benchmarks/partial_observation.py [n_reps] [n_folds] [--no-mgcv]`` (defaults 2 and 5).
+``python benchmarks/partial_observation.py [n_reps] [n_folds] [--no-mgcv] [--only=sim|dti|aemet_uneven|...]``
+(defaults 2 and 5); pieces run with ``--only=`` write ``partial_observation_<piece>.json``, merged into
+``partial_observation.json`` (and a table, ``partial_observation.md``) by ``--merge``.
 
 Training response curves lose points in one of four shapes; the test curves are kept whole and scored on
 every observed point: integrated squared error (trapezoid on the curve's observed points; on an even grid the
@@ -252,7 +254,38 @@ def real_cases(n_folds: int) -> list[dict[str, Any]]:
     ]
 
 
+def merge() -> None:
+    """Merge the pieces' JSON into ``partial_observation.json`` and write the table ``partial_observation.md``."""
+    import json
+
+    rows, secs, meta = [], 0.0, {}
+    for piece in sorted(OUT.parent.glob("partial_observation_*.json")):
+        d = json.loads(piece.read_text())
+        rows += d["rows"]
+        secs += d["seconds_total"]
+        meta = {k: d[k] for k in ("benchmark", "issue", "sizes", "routes", "machine")}
+    routes = meta["routes"]
+    lines = ["| data | shape | " + " | ".join(routes) + " | default / best | default / mgcv |",
+             "|---" * (len(routes) + 4) + "|"]
+    for r in rows:
+        e = r["relative_ise"]
+        best = min(v for k, v in e.items() if k != "mgcv")
+        cells = [f"**{e[k]:.3f}**" if k != "mgcv" and e[k] == best else f"{e[k]:.3f}" for k in routes]
+        mg = f"{r['default_over_mgcv']:.3f}" if r.get("default_over_mgcv") else "-"
+        lines.append(f"| {r['data']}{'' if 'rep' not in r else ' #' + str(r['rep'])} | {r['shape']} | "
+                     + " | ".join(cells) + f" | {r['default_over_best']:.3f} | {mg} |")
+    table = "\n".join(lines) + "\n"
+    OUT.with_suffix(".md").write_text(
+        "Held-out integrated squared error relative to the training mean's (mean over splits; bold: best KPL "
+        "route). Written by `python benchmarks/partial_observation.py --merge`.\n\n" + table)
+    write_results(OUT, {**meta, "rows": rows, "seconds_total": round(secs, 1)})
+    print(table)
+
+
 def main() -> None:
+    if "--merge" in sys.argv:
+        merge()
+        return
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     n_reps = int(args[0]) if args else 2
     n_folds = int(args[1]) if len(args) > 1 else 5
@@ -281,7 +314,8 @@ def main() -> None:
                                  case["inputs"], case["factors"], kfold(case["ds"].sizes["sample"], n_folds, 0),
                                  case["designed"], rng, routes, case["interp"], case.get("block", (0.45, 0.57))))
             rows[-1]["designed_by"] = case["designed_by"]
-    write_results(OUT, {
+    out = OUT if not only else OUT.with_name(f"partial_observation_{'_'.join(only)}.json")
+    write_results(out, {
         "benchmark": "partial_observation", "issue": 24,
         "sizes": {"simulation": "200 curves (100 train / 100 test) per replicate", "n_reps": n_reps,
                   "n_folds_real": n_folds},

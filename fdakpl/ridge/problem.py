@@ -305,12 +305,15 @@ def _problem(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs
 
 
 def integration_notice(problem: KPLProblem) -> str | None:
-    """The notice when some curves' integration weights cannot integrate the atoms (None when they all can).
+    """The notice when some curves' integrals cannot be estimated well from their points (None when all can).
 
-    The closed-form routes see a curve through its projections ``nu_i = sum_p c_ip y_ip phi(theta_ip)``; they
-    are close to the inner products ``<y_i, phi>`` only where the atoms' Gram matrix under the curve's weights
-    is close to the exact one (``max |G_i - G| <= 0.1 max G_kk``, :data:`fdakpl.data.integration.GRAM_TOLERANCE`).
-    A curve observed at fewer points than atoms, or with a gap wider than the atoms' oscillations, cannot be.
+    The closed-form routes see a curve through its projections on the atoms. With ``"quadrature"`` or
+    ``"plugin"`` they are sums over the curve's points, close to the inner products ``<y_i, phi>`` only where
+    the atoms' Gram matrix under the curve's weights is close to the exact one (``max |G_i - G| <= 0.1
+    max G_kk``, :data:`fdakpl.data.integration.GRAM_TOLERANCE`); a curve observed at fewer points than atoms,
+    or with a gap wider than the atoms' oscillations, cannot be. With ``"interpolate"`` the atoms are
+    integrated on the whole grid (their Gram matrix is the grid's), and a curve is flagged when it has fewer
+    points than atoms: its interpolant then stands for most of it.
 
     Examples
     --------
@@ -319,18 +322,28 @@ def integration_notice(problem: KPLProblem) -> str | None:
     >>> integration_notice(p).startswith("1 of 3 curves")
     True
     """
-    dev = problem.gram_deviation
-    bad = np.flatnonzero(dev > GRAM_TOLERANCE)
+    counts = problem.obs.counts
+    if problem.integration == "interpolate":
+        bad = np.flatnonzero(counts < problem.d)
+        how = np.asarray(-counts, dtype=float)
+    else:
+        how = problem.gram_deviation
+        bad = np.flatnonzero(how > GRAM_TOLERANCE)
     if bad.size == 0:
         return None
-    worst = int(bad[np.argmax(dev[bad])])
+    worst = int(bad[np.argmax(how[bad])])
     labels = problem.info.labels
     name = repr(labels[worst].item() if hasattr(labels[worst], "item") else labels[worst]) if labels is not None \
         else str(worst)
+    if problem.integration == "interpolate":
+        return (f"{bad.size} of {problem.n} curves are observed at fewer points than the {problem.d} atoms (curve "
+                f"{name}: {int(counts[worst])} points): integration='interpolate' bridges their gaps linearly, so "
+                "their projections on the atoms are mostly the interpolant's; fit only the observed points with "
+                "solver='exact_partial', or use fewer atoms")
     return (f"{bad.size} of {problem.n} curves have integration weights ({problem.integration}) under which the "
-            f"{problem.d} atoms are far from their exact Gram matrix (up to {dev[worst]:.2g} of its largest "
-            f"diagonal entry, curve {name} with {int(problem.obs.counts[worst])} points): their projections on "
-            "the atoms are rough; fit only the observed points with solver='exact_partial', or use fewer atoms")
+            f"{problem.d} atoms are far from their exact Gram matrix (up to {how[worst]:.2g} of its largest "
+            f"diagonal entry, curve {name} with {int(counts[worst])} points): their projections on the atoms are "
+            "rough; fit only the observed points with solver='exact_partial', or use fewer atoms")
 
 
 def _warn_unsupported_atoms(obs: Observations, dic: Dictionary) -> None:
