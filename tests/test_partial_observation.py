@@ -233,3 +233,28 @@ def test_kfold_cv_integrates_the_interpolants_as_the_fit_does(rng):
             r2 = np.where(obs, (Y[te] - np.asarray(pred)) ** 2, 0.0)
             want = float(np.mean(r2.sum(axis=1) / obs.sum(axis=1)))
             assert grid_scores[0, 0, f, j] == pytest.approx(want, rel=1e-8)
+
+
+def test_interpolate_is_the_quadrature_fit_of_the_filled_curves(rng):
+    """Without centring, integration='interpolate' on curves with gaps is the fully observed fit of the curves
+    filled by linear interpolation: coefficients, the path's criteria (train MSE, edf, leave-one-curve-out; GCV
+    with the observed points' count) and predictions."""
+    X = rng.normal(size=(12, 2))
+    Y = np.sin(np.outer(X[:, 0], 3 * UNEVEN)) + 0.1 * rng.normal(size=(12, UNEVEN.size))
+    gappy = Y.copy()
+    gappy[::2, 6:15] = np.nan
+    gappy[1::3, -3:] = np.nan  # the end missing: constant beyond the last point
+    filled = np.stack([np.interp(UNEVEN, UNEVEN[np.isfinite(r)], r[np.isfinite(r)]) for r in gappy])
+    kw = dict(dictionary=Fourier(4), kernel=Gaussian(1.0), output_matrix=None, center=False, lam=1e-3)
+    a = KPLRegressor(**kw).fit(X, gappy, locations=UNEVEN)
+    b = KPLRegressor(**kw).fit(X, filled, locations=UNEVEN)
+    assert (a.integration_, b.integration_) == ("interpolate", "quadrature")
+    np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=1e-10, atol=1e-12)
+    lams = np.array([1e-4, 1e-2, 1.0])
+    ca, cb = a.path_.criteria(lams), b.path_.criteria(lams)
+    for name in ("train_mse", "loo", "edf"):
+        np.testing.assert_allclose(getattr(ca, name), getattr(cb, name), rtol=1e-9, err_msg=name)
+    # GCV counts the observed points (the data), not the grid points of the interpolants
+    n_obs = int(np.isfinite(gappy).sum())
+    np.testing.assert_allclose(ca.gcv, ca.train_mse / (1 - ca.edf / n_obs) ** 2, rtol=1e-9)
+    np.testing.assert_allclose(a.predict(X[:3]), b.predict(X[:3]), rtol=1e-10, atol=1e-12)
