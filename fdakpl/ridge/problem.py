@@ -324,7 +324,8 @@ def integration_notice(problem: KPLProblem) -> str | None:
     """
     counts = problem.obs.counts
     if problem.integration == "interpolate":
-        bad = np.flatnonzero(counts < problem.d)
+        m = problem.obs.grid.size if problem.obs.grid is not None else problem.d
+        bad = np.flatnonzero(counts < min(problem.d, m))  # a complete curve is not flagged
         how = np.asarray(-counts, dtype=float)
     else:
         how = problem.gram_deviation
