@@ -313,7 +313,7 @@ def integration_notice(problem: KPLProblem) -> str | None:
     max G_kk``, :data:`fdakpl.data.integration.GRAM_TOLERANCE`); a curve observed at fewer points than atoms,
     or with a gap wider than the atoms' oscillations, cannot be. With ``"interpolate"`` the atoms are
     integrated on the whole grid (their Gram matrix is the grid's), and a curve is flagged when it has fewer
-    points than atoms: its interpolant then stands for most of it.
+    points than atoms and than half the grid: its interpolant then stands for most of it.
 
     Examples
     --------
@@ -324,8 +324,8 @@ def integration_notice(problem: KPLProblem) -> str | None:
     """
     counts = problem.obs.counts
     if problem.integration == "interpolate":
-        m = problem.obs.grid.size if problem.obs.grid is not None else problem.d
-        bad = np.flatnonzero(counts < min(problem.d, m))  # a complete curve is not flagged
+        m = problem.obs.grid.size if problem.obs.grid is not None else 2 * problem.d
+        bad = np.flatnonzero(counts < min(problem.d, m // 2))  # seen at under half the grid and under d points
         how = np.asarray(-counts, dtype=float)
     else:
         how = problem.gram_deviation
@@ -337,7 +337,8 @@ def integration_notice(problem: KPLProblem) -> str | None:
     name = repr(labels[worst].item() if hasattr(labels[worst], "item") else labels[worst]) if labels is not None \
         else str(worst)
     if problem.integration == "interpolate":
-        return (f"{bad.size} of {problem.n} curves are observed at fewer points than the {problem.d} atoms (curve "
+        return (f"{bad.size} of {problem.n} curves are observed at fewer points than the {problem.d} atoms and than "
+                f"half the grid (curve "
                 f"{name}: {int(counts[worst])} points): integration='interpolate' bridges their gaps linearly, so "
                 "their projections on the atoms are mostly the interpolant's; fit only the observed points with "
                 "solver='exact_partial', or use fewer atoms")
