@@ -107,10 +107,10 @@ def test_auto_picks_by_shape():
     assert auto_integration(Observations.from_dense(sparse, grid)) == "plugin"
     o = Observations(np.repeat(np.arange(3), 2), np.array([0.1, 0.7, 0.3, 0.4, 0.2, 0.9]), np.ones(6), 3)  # no grid
     assert auto_integration(o) == "plugin" and integration_weights(o, (0, 1), "quadrature")[1] == "quadrature"
-    dense_own = Observations(np.repeat(np.arange(2), 30), np.tile(np.linspace(0, 1, 30), 2), np.ones(60), 2)
-    assert auto_integration(dense_own) == "quadrature"  # own locations: no grid to interpolate on
-    with pytest.raises(ValueError, match="common grid"):
-        integration_weights(o, (0, 1), "interpolate")
+    long = Observations(np.repeat(np.arange(2), 30), np.tile(np.linspace(0, 1, 30), 2), np.ones(60), 2)
+    assert auto_integration(long) == "interpolate"  # long form: on the distinct observed locations
+    spread = Observations(np.repeat(np.arange(2), 3000), np.linspace(0, 1, 6000), np.ones(6000), 2)
+    assert auto_integration(spread) == "quadrature"  # 6000 distinct locations: no interpolation grid
     with pytest.raises(ValueError, match="integration must be one of"):
         integration_weights(o, (0, 1), "trapezoid")
     assert describe_integration("plugin", "plugin", False).endswith("(requested)")

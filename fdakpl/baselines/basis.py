@@ -91,7 +91,7 @@ class _ProjectionBase(FunctionalBaseline):
         phi = dic.evaluate(obs.grid if obs.grid is not None else obs.location)
         self.dictionary_ = dic
         self.gram_ = dic.gram()
-        self.nu_ = project_observations(points, phi, weights)
+        self.nu_ = project_observations(points, phi if points is obs else dic.evaluate(points.grid), weights)
         return _solve_gram(self.nu_, self.gram_)
 
 

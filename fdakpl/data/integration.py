@@ -24,8 +24,20 @@ import numpy as np
 
 from .functional import Observations, quadrature_weights
 
-__all__ = ["GRAM_TOLERANCE", "MODES", "SPARSE_COUNT", "auto_integration", "curve_quadrature_weights",
-           "describe_integration", "fill_gaps", "gram_deviation", "integration_weights", "projection_points"]
+__all__ = [
+    "GRAM_TOLERANCE",
+    "MAX_INTERPOLATION_GRID",
+    "MODES",
+    "SPARSE_COUNT",
+    "auto_integration",
+    "curve_quadrature_weights",
+    "describe_integration",
+    "fill_gaps",
+    "gram_deviation",
+    "integration_weights",
+    "observed_locations",
+    "projection_points",
+]
 
 #: the integration options
 MODES = ("auto", "interpolate", "quadrature", "plugin")
@@ -33,6 +45,9 @@ MODES = ("auto", "interpolate", "quadrature", "plugin")
 #: integration="auto" takes the plug-in on sparse curves: on median fewer points than this (the
 #: default dictionary's size) and under half the distinct locations (the front end's sparse route)
 SPARSE_COUNT = 21
+
+#: integration="auto" interpolates on at most this many distinct observed locations (else per-curve quadrature)
+MAX_INTERPOLATION_GRID = 5000
 
 #: a curve's weights integrate the atoms well when ``max |G_i - G| <= GRAM_TOLERANCE * max |diag G|``
 GRAM_TOLERANCE = 0.1
@@ -91,15 +106,30 @@ def curve_quadrature_weights(obs: Observations, domain: tuple[float, float]) -> 
     return right - left
 
 
+def observed_locations(obs: Observations) -> np.ndarray:
+    """The sorted distinct locations where at least one curve is observed (the interpolants' grid).
+
+    Examples
+    --------
+    >>> Y = np.array([[1.0, np.nan, 2.0, np.nan], [3.0, np.nan, np.nan, 4.0]])
+    >>> observed_locations(Observations.from_dense(Y, np.array([0.0, 0.5, 1.0, 2.0])))
+    array([0., 1., 2.])
+    """
+    if obs.grid is not None and obs.grid_index is not None:
+        return obs.grid[np.bincount(obs.grid_index, minlength=obs.grid.size) > 0]
+    return np.unique(obs.location)
+
+
 def auto_integration(obs: Observations) -> str:
     """The integration ``"auto"`` uses: quadrature, of the curves' interpolants where they have gaps, except the
     plug-in on sparse curves.
 
-    ``"quadrature"`` when the curves are fully observed on a common grid, or observed at their own
-    locations (no common grid); ``"interpolate"`` when they are dense with gaps on a common grid; the
-    plug-in when they are sparse (on median fewer than :data:`SPARSE_COUNT` points and under half the
-    distinct locations): the front end fits those by the exact partial ridge, whose default was chosen
-    with the plug-in's equal weights. Chosen by held-out error in ``benchmarks/partial_observation.py``.
+    ``"quadrature"`` when the curves are fully observed on a common grid, or spread over more than
+    :data:`MAX_INTERPOLATION_GRID` distinct locations; ``"interpolate"`` when they are dense with gaps
+    (on the distinct observed locations, in dense or long form alike); the plug-in when they are sparse
+    (on median fewer than :data:`SPARSE_COUNT` points and under half the distinct locations): the front
+    end fits those by the exact partial ridge, whose default was chosen with the plug-in's equal
+    weights. Chosen by held-out error in ``benchmarks/partial_observation.py``.
 
     Examples
     --------
@@ -114,16 +144,12 @@ def auto_integration(obs: Observations) -> str:
     if obs.fully_observed:
         return "quadrature"
     counts = obs.counts
-    if counts.size == 0 or counts.min() >= SPARSE_COUNT:
-        return "interpolate" if obs.grid is not None else "quadrature"
-    if obs.grid is not None and obs.grid_index is not None:
-        q = int(np.count_nonzero(np.bincount(obs.grid_index, minlength=obs.grid.size)))
-    else:
-        q = int(np.unique(obs.location).size)
-    mid = median(counts.tolist())
-    if mid < SPARSE_COUNT and mid < 0.5 * q:
-        return "plugin"
-    return "interpolate" if obs.grid is not None else "quadrature"
+    q = int(observed_locations(obs).size)
+    if counts.size and counts.min() < SPARSE_COUNT:
+        mid = median(counts.tolist())
+        if mid < SPARSE_COUNT and mid < 0.5 * q:
+            return "plugin"
+    return "interpolate" if q <= MAX_INTERPOLATION_GRID else "quadrature"
 
 
 def describe_integration(requested: str, used: str, fully_observed: bool) -> str:
@@ -144,7 +170,7 @@ def describe_integration(requested: str, used: str, fully_observed: bool) -> str
     if requested != "auto":
         return f"{what} (requested)"
     why = ("fully observed curves" if fully_observed else "sparse curves" if used == "plugin" else
-           "dense curves with gaps" if used == "interpolate" else "curves observed at their own locations")
+           "dense curves with gaps" if used == "interpolate" else "curves spread over many distinct locations")
     return f"{what} (auto: {why})"
 
 
@@ -154,7 +180,8 @@ def integration_weights(obs: Observations, domain: tuple[float, float], mode: st
     ``"quadrature"``: trapezoidal weights of each curve on its own observed locations over the domain
     (:func:`curve_quadrature_weights`; the common grid's weights when every curve is fully observed);
     ``"interpolate"``: the same weights for the observed points (the fit integrates the curves'
-    interpolants, :func:`projection_points`; the points' weights serve the point-wise solvers);
+    interpolants on the distinct observed locations, :func:`projection_points`; the points' weights serve
+    the point-wise solvers);
     ``"plugin"``: ``|Theta| / m_i``, the paper's plug-in estimator (Definition 4.1);
     ``"auto"``: :func:`auto_integration`.
 
@@ -176,9 +203,6 @@ def integration_weights(obs: Observations, domain: tuple[float, float], mode: st
         raise ValueError(f"integration must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
     if mode == "auto":
         mode = auto_integration(obs)
-    if mode == "interpolate" and (obs.grid is None or obs.grid_index is None):
-        raise ValueError("integration='interpolate' needs the responses on a common grid (dense form); use "
-                         "'quadrature' for curves observed at their own locations")
     if mode in {"quadrature", "interpolate"}:
         if obs.fully_observed:
             assert obs.grid is not None and obs.grid_index is not None
@@ -189,25 +213,27 @@ def integration_weights(obs: Observations, domain: tuple[float, float], mode: st
 
 
 def fill_gaps(obs: Observations) -> Observations:
-    """Every curve on the whole common grid: its linear interpolant between its observed points, constant beyond
-    its first and last points (a curve without points is 0 everywhere: on centred values, the centre).
+    """Every curve on the distinct observed locations (:func:`observed_locations`): its linear interpolant between
+    its observed points, constant beyond its first and last points (a curve without points is 0 everywhere: on
+    centred values, the centre). Dense and long forms of the same data give the same result; locations where
+    no curve is observed are left out.
 
     Examples
     --------
     >>> obs = Observations.from_dense(np.array([[1.0, np.nan, 3.0, np.nan]]), np.array([0.0, 0.5, 1.0, 2.0]))
-    >>> fill_gaps(obs).to_dense()
-    array([[1., 2., 3., 3.]])
+    >>> fill_gaps(obs).to_dense(), fill_gaps(obs).grid
+    (array([[1., 3.]]), array([0., 1.]))
     """
-    if obs.grid is None or obs.grid_index is None:
-        raise ValueError("filling gaps needs the responses on a common grid (dense form)")
-    grid = obs.grid
-    n, m = obs.n_samples, grid.size
-    out = np.zeros((n, m))
+    grid = observed_locations(obs)
+    n = obs.n_samples
+    out = np.zeros((n, grid.size))
     bounds = np.concatenate([[0], np.cumsum(obs.counts)])
+    order = np.lexsort((obs.location, obs.index))
+    loc, val = obs.location[order], obs.value[order]
     for i in range(n):
         a, b = bounds[i], bounds[i + 1]
         if b > a:
-            out[i] = np.interp(grid, obs.location[a:b], obs.value[a:b])
+            out[i] = np.interp(grid, loc[a:b], val[a:b])
     return Observations.from_dense(out, grid)
 
 
@@ -215,16 +241,16 @@ def projection_points(obs: Observations, domain: tuple[float, float], mode: str 
                       ) -> tuple[Observations, np.ndarray, str]:
     """The points and weights whose sums estimate the integrals of the fit: ``(points, weights, mode)``.
 
-    With ``"interpolate"`` (partially observed curves on a common grid) the points are every curve on the
-    whole grid (:func:`fill_gaps`) with the grid's quadrature weights; otherwise the observed points with
-    :func:`integration_weights`.
+    With ``"interpolate"`` (partially observed curves) the points are every curve on the distinct observed
+    locations (:func:`fill_gaps`; ``points.grid``) with their quadrature weights over the domain; otherwise
+    the observed points with :func:`integration_weights`.
 
     Examples
     --------
     >>> obs = Observations.from_dense(np.array([[1.0, np.nan, 3.0]]), np.array([0.0, 0.5, 1.0]))
     >>> pts, w, mode = projection_points(obs, (0.0, 1.0))
     >>> pts.value, w, mode
-    (array([1., 2., 3.]), array([0.25, 0.5 , 0.25]), 'interpolate')
+    (array([1., 3.]), array([0.5, 0.5]), 'interpolate')
     """
     weights, mode = integration_weights(obs, domain, mode)
     if mode != "interpolate" or obs.fully_observed:

@@ -110,9 +110,12 @@ class KPLProblem:
         Projections of the centred responses on the atoms.
     proj_points : Observations
         The points whose weighted sums give ``nu`` and the curves' quadratic forms: ``centred``, or with
-        ``integration="interpolate"`` every centred curve's linear interpolant on the whole grid.
+        ``integration="interpolate"`` every centred curve's linear interpolant on the distinct observed
+        locations (``proj_points.grid``).
     proj_weights : numpy.ndarray
         Their weights.
+    proj_phi : numpy.ndarray
+        The atoms there (``phi`` itself when the points are ``centred``).
     """
 
     inputs: Any
@@ -133,6 +136,7 @@ class KPLProblem:
     nu: np.ndarray
     proj_points: Observations
     proj_weights: np.ndarray
+    proj_phi: np.ndarray
 
     @property
     def n(self) -> int:
@@ -166,7 +170,7 @@ class KPLProblem:
     @functools.cached_property
     def quadratics(self) -> CurveQuadratics:
         """Per-curve quadratic forms of the weighted squared error (computed once, on first use)."""
-        return curve_quadratics(self.proj_points, self.phi, self.proj_weights)
+        return curve_quadratics(self.proj_points, self.proj_phi, self.proj_weights)
 
     @functools.cached_property
     def _rotated_cache(self) -> dict[bytes, RotatedQuadratics]:
@@ -299,9 +303,10 @@ def _problem(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs
     points, pweights, mode = projection_points(centred, dom, integration)
     weights = pweights if points is centred else integration_weights(centred, dom, mode)[0]
     phi = dic.evaluate(centred.grid if centred.grid is not None else centred.location)
-    nu = project_observations(points, phi, pweights)
+    pphi = phi if points is centred else dic.evaluate(points.grid)
+    nu = project_observations(points, pphi, pweights)
     return KPLProblem(Xv, Xw, spec, x_labels, obs, info, loss_obj, scale, mean, centred, dic, G, weights, mode, phi, nu,
-                      points, pweights)
+                      points, pweights, pphi)
 
 
 def integration_notice(problem: KPLProblem) -> str | None:

@@ -181,9 +181,10 @@ def _training_side(Y_tr: np.ndarray, grid: np.ndarray, dom: tuple[float, float],
     as a dense ``(n_tr, m)`` array (zero where unobserved), as :class:`~fdakpl.KPLRegressor` computes them."""
     obs = Observations.from_dense(Y_tr, grid)
     mean_fn, obs_c = center_responses(obs, dom, center)
-    pts, w, _ = projection_points(obs_c, dom, integration)  # the interpolants on the grid with "interpolate"
+    pts, w, _ = projection_points(obs_c, dom, integration)  # the interpolants with "interpolate"
     Yw = np.zeros(Y_tr.shape)
-    Yw[pts.index, pts.grid_index] = w * pts.value
+    cols = pts.grid_index if pts is obs_c else np.searchsorted(grid, pts.grid)[pts.grid_index]  # on the grid
+    Yw[pts.index, cols] = w * pts.value
     return obs_c, (mean_fn(grid) if mean_fn is not None else np.zeros(grid.size)), Yw
 
 
