@@ -94,7 +94,7 @@ def test_ke_small_bandwidth_is_nearest_neighbour_and_long_equals_dense(rng):
 # --------------------------------------------------------------------------- 1BE / 3BE
 def test_one_basis_estimator_equals_plugin_kpl_with_identity(rng):
     Xda, Yda = _curves(rng, missing=0.3)
-    kw = dict(kernel=Gaussian(0.3), lam=1e-3, domain=(0.0, 1.0))
+    kw = dict(kernel=Gaussian(0.3), lam=1e-3, domain=(0.0, 1.0), integration="plugin")
     obe = OneBasisEstimator(Fourier(3), **kw).fit(Xda, Yda)
     kpl = KPLRegressor(dictionary=Fourier(3), output_matrix=None, **kw).fit(Xda, Yda)
     assert obe.integration_ == "plugin"

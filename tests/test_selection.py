@@ -1,5 +1,7 @@
 """GCV, edf and leave-one-curve-out closed forms against brute-force refits."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -12,9 +14,9 @@ from fdakpl.tuning.kfold import kfold_path
 from .conftest import make_problem
 
 
-def _fit(X, Y, grid, lam, dic, B=None):
-    return KPLRegressor(dictionary=dic, kernel=Gaussian(0.9), output_matrix=B, lam=lam, center=False).fit(
-        X, Y, locations=grid)
+def _fit_with(X, Y, grid, lam, dic, B=None, integration="auto"):
+    return KPLRegressor(dictionary=dic, kernel=Gaussian(0.9), output_matrix=B, lam=lam, center=False,
+                        integration=integration).fit(X, Y, locations=grid)
 
 
 @pytest.mark.parametrize("missing", [0.0, 0.3])
@@ -22,7 +24,11 @@ def _fit(X, Y, grid, lam, dic, B=None):
 def test_path_criteria_equal_brute_force(rng, missing, dic, B):
     X, Y, grid = make_problem(rng, n=9, m=11, missing=missing)
     obs = Observations.from_dense(Y, grid)
-    w, _ = integration_weights(obs, (0.0, 1.0))
+    # the criteria over the observed points: quadrature (fully observed) or the plug-in (with gaps; the
+    # default's interpolants: tests/test_partial_observation.py)
+    integration = "plugin" if missing else "auto"
+    w, _ = integration_weights(obs, (0.0, 1.0), integration)
+    _fit = functools.partial(_fit_with, integration=integration)
     m = _fit(X, Y, grid, 1e-3, dic, B)
     lams = np.array([1e-4, 3e-2]) / m.problem_.lam_unit  # penalties 1e-4 and 3e-2 whatever the atoms' norms
     crit = m.path_.criteria(lams)

@@ -32,9 +32,14 @@ LAMS = np.array([1e-5, 1e-3, 1e-1])
 
 
 def _centred(model, Y, grid):
+    """The centred points and weights of the fit's integrals (the curves' interpolants with "interpolate")."""
     obs = Observations.from_dense(Y, grid)
     if model.mean_ is not None:
         obs = obs.with_values(obs.value - model.mean_(obs.location))
+    if model.integration_ == "interpolate":
+        filled = np.stack([np.interp(grid, grid[np.isfinite(r)], r[np.isfinite(r)])
+                           for r in obs.to_dense()])  # by hand: linear, constant beyond the ends
+        return Observations.from_dense(filled, grid), np.tile(quadrature_weights(grid, (0.0, 1.0)), len(filled))
     w, _ = integration_weights(obs, (0.0, 1.0), model.integration_)
     return obs, w
 
@@ -55,16 +60,18 @@ def _brute_loo_exact(K, G, B, phi, obs, w, lam):
     return float(np.mean(errs))
 
 
-@pytest.mark.parametrize("missing", [0.0, 0.3])  # closed form (quadrature) and plug-in (partially observed)
-def test_curve_loo_equals_brute_force_refits(rng, missing):
+@pytest.mark.parametrize("missing, integration", [(0.0, "auto"), (0.3, "plugin"), (0.3, "auto")])
+def test_curve_loo_equals_brute_force_refits(rng, missing, integration):
+    """Quadrature (fully observed), plug-in and the curves' interpolants (partially observed)."""
     X, Y, grid = make_problem(rng, n=14, m=25, missing=missing)
-    model = KPLRegressor(dictionary=Fourier(2), kernel=Gaussian(0.8), output_matrix=1.5, lam=1e-3).fit(
-        X, Y, locations=grid)
-    assert model.integration_ == ("plugin" if missing else "quadrature")
+    model = KPLRegressor(dictionary=Fourier(2), kernel=Gaussian(0.8), output_matrix=1.5, lam=1e-3,
+                         integration=integration).fit(X, Y, locations=grid)
+    assert model.integration_ == ("quadrature" if not missing else "plugin" if integration == "plugin"
+                                  else "interpolate")
     obs, w = _centred(model, Y, grid)
     phi = model.dictionary_.evaluate(grid)
     quad = curve_quadratics(obs, phi, w)
-    assert quad.shared == (missing == 0.0)
+    assert quad.shared == (model.integration_ != "plugin")
     loo = model.path_.loo(LAMS)
     brute = [_brute_loo_exact(model.K_, model.gram_, model.B_, phi, obs, w, lam) for lam in LAMS]
     np.testing.assert_allclose(loo, brute, rtol=1e-8)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations
-from ..data.integration import integration_weights
+from ..data.integration import projection_points
 from ..data.validation import check_int, check_number
 from ..dictionaries import Dictionary, Fourier, make_dictionary, output_dictionary
 from ..estimators.base import DATA_PARAMETERS_DOC
@@ -87,11 +87,11 @@ class _ProjectionBase(FunctionalBaseline):
 
     def _output_coefficients(self, obs: Observations, domain: tuple[float, float]) -> np.ndarray:
         dic = output_dictionary(self.dictionary, obs.location).fit(obs, domain=domain)
-        weights, self.integration_ = integration_weights(obs, domain, self.integration)
+        points, weights, self.integration_ = projection_points(obs, domain, self.integration)
         phi = dic.evaluate(obs.grid if obs.grid is not None else obs.location)
         self.dictionary_ = dic
         self.gram_ = dic.gram()
-        self.nu_ = project_observations(obs, phi, weights)
+        self.nu_ = project_observations(points, phi if points is obs else dic.evaluate(points.grid), weights)
         return _solve_gram(self.nu_, self.gram_)
 
 
@@ -121,8 +121,8 @@ class OneBasisEstimator(_ProjectionBase):
     lam : float, default 1e-3
         Regularisation (the objective averages the squared losses over samples).
     center : bool, default True
-    integration : {"auto", "quadrature", "plugin"}
-        See :func:`fdakpl.estimators.kpl.integration_weights`.
+    integration : {"auto", "interpolate", "quadrature", "plugin"}
+        See :mod:`fdakpl.data.integration`.
     %(data_parameters)s
 
     %(references)s
@@ -202,7 +202,7 @@ class TripleBasisEstimator(_ProjectionBase):
         Seed of the random features; the default 0 gives the same fit on every run, ``None``
         draws fresh randomness.
     center : bool, default True
-    integration : {"auto", "quadrature", "plugin"}
+    integration : {"auto", "interpolate", "quadrature", "plugin"}
     %(data_parameters)s
 
     Attributes

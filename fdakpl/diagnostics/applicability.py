@@ -221,6 +221,10 @@ def bound_applicability(*, loss: str, solver: str, approx: str | None, fully_obs
         checks.append("fully observed: inner products by quadrature on the grid stand in for the exact L2 ones")
         return Applicability(prop, INDICATIVE if data else APPLIES, data, checks)
     bad, ok = sampling_design(counts, location, domain, grid=grid, grid_index=grid_index)
+    if integration != "plugin":  # Proposition 5.2 is about the plug-in averages
+        how = "of the curves' interpolants" if integration == "interpolate" else "on each curve's points"
+        bad = [f"integration={integration!r}: the inner products are quadrature {how}, not the plug-in averages "
+               "of Proposition 5.2", *bad]
     bad = data + bad
     return Applicability(prop, INDICATIVE if bad else APPLIES, bad, checks + ok)
 

@@ -18,12 +18,13 @@ from ..dictionaries import (
 )
 from ..kernels import Gaussian, Kernel  # noqa: F401  (Gaussian: the examples in the docstrings use it)
 from ..ridge.path import RidgePath
-from ..ridge.problem import KPLProblem, prepare_problem
+from ..ridge.problem import KPLProblem, integration_notice, prepare_problem
 from ..solvers.closed_form import ridge_single, ridge_sylvester, sym_sqrt
 from ..solvers.dispatch import resolve_solver, solve_kpl
 from ..solvers.memory import MEMORY_FRACTION, SMALL_PROBLEM_BYTES, check_exact_memory  # noqa: F401 (re-exported)
 from ..solvers.points import point_design
 from ..utils.docstrings import fill_doc
+from ..utils.notices import warn
 from ..utils.saved import saved
 from .base import (
     DATA_PARAMETERS_DOC,
@@ -131,9 +132,10 @@ class KPLRegressor(FunctionalEstimator):
     solver_options : dict, optional
         Options of the iterative solvers: ``max_iter``, ``tol``, ``warn``
         (both), ``memory``, ``init`` (``"iterative"``).
-    integration : {"auto", "quadrature", "plugin"}
-        How inner products ``<y_i, phi_l>`` are estimated; see
-        :func:`integration_weights`.
+    integration : {"auto", "interpolate", "quadrature", "plugin"}
+        How inner products ``<y_i, phi_l>`` are estimated (:mod:`fdakpl.data.integration`):
+        ``"auto"`` (default) is quadrature on the grid for fully observed curves, of each curve's linear
+        interpolant for dense curves with gaps, the plug-in for sparse curves.
     %(data_parameters)s
     memory_limit : None, float or "inf"
         Bytes the exact solvers may use; a larger problem is refused before
@@ -289,6 +291,10 @@ class KPLRegressor(FunctionalEstimator):
         self.n_iter_, self.converged_, self.grad_norm_ = 0, True, None
         self.route_, self.path_ = None, None
         lam = self.lam * problem.lam_unit  # lambda in the unit of the atoms' norms (KPLProblem.lam_unit)
+        if solver in {"eig", "sylvester"} and not problem.obs.fully_observed:  # projections of partial curves
+            msg = integration_notice(problem)
+            if msg:
+                warn(msg)
         if solver == "eig":
             if path is None and self.solver == "auto" and n >= SINGLE_LAMBDA_MIN_N:  # one lambda: no eig of K
                 Bs = (B, B) if identity else sym_sqrt(B)  # I^1/2 = I^-1/2 = I

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import as_dataset
+from ..data.integration import MODES
 from ..data.preprocessing import prepare_inputs
 from ..data.validation import check_bool
 from ..dictionaries import BSpline, Dictionary, make_dictionary
@@ -75,8 +76,8 @@ __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]
 
 @saved("formula", "dictionary", "level", "kernel", "kernels", "combine", "output_matrix", "lam", "lam_grid",
        "width_grid", "b_grid", "loss", "solver", "center", "interpolate_inputs", "cv", "param_grid", "sigma_relative",
-       "random_state", "n_jobs", "progress", "domain", "approx", "groups", "new_subjects",
-       defaults={"new_subjects": False})
+       "random_state", "n_jobs", "progress", "domain", "approx", "groups", "new_subjects", "integration",
+       defaults={"new_subjects": False, "integration": "auto"})
 class FunctionalRegression:
     """Nonlinear function-on-function regression by KPL, specified by a formula.
 
@@ -185,6 +186,15 @@ class FunctionalRegression:
     approx : object, optional
         An approximation of the input kernel (Nyström / random features), passed to
         :class:`~fdakpl.estimators.kpl.KPLRegressor` when it supports it.
+    integration : {"auto", "interpolate", "quadrature", "plugin"}
+        How integrals over the response domain are estimated from the observed points
+        (:mod:`fdakpl.data.integration`): ``"interpolate"``, the grid's trapezoid on each curve's linear
+        interpolant (gaps bridged, constant beyond the curve's ends); ``"quadrature"``, the trapezoid on
+        each curve's own observed points; ``"plugin"``, the paper's ``|Theta| / m_i`` per point.
+        ``"auto"`` (default): quadrature for fully observed curves, ``"interpolate"`` for dense curves
+        with gaps, the plug-in for sparse ones (on the exact partial route), chosen by held-out error
+        in ``benchmarks/partial_observation.py``. With ``approx=``, ``"auto"`` is the
+        plug-in for partially observed curves. The summary says which ran and why.
 
     Examples
     --------
@@ -203,7 +213,7 @@ class FunctionalRegression:
                  cv: int = 5, param_grid: Mapping[str, Sequence[Any]] | None = None, sigma_relative: bool = True,
                  random_state: Any = 0, n_jobs: int = 2, progress: bool | None = None,
                  domain: tuple[float, float] | None = None, approx: Any = None, groups: Any = None,
-                 new_subjects: bool = False) -> None:
+                 new_subjects: bool = False, integration: str = "auto") -> None:
         self.formula = formula
         # a private deep copy of the variables the model uses (the formula's, and groups= named by its variable):
         # later edits of the user's Dataset (ds["y"] = ..., ds["y"][0] = ...) change neither the fit, nor the
@@ -239,6 +249,9 @@ class FunctionalRegression:
         self.approx = approx
         self.groups = groups
         self.new_subjects = new_subjects
+        if integration not in MODES:
+            raise ValueError(f"integration must be one of {', '.join(map(repr, MODES))}, got {integration!r}")
+        self.integration = integration
         self.parsed = parsed
         self._parsed_for = (formula, self.data)
 
@@ -377,7 +390,8 @@ class FunctionalRegression:
         return KPLRegressor(dictionary=self._dictionary() if dictionary is None else dictionary, kernel=kernel,
                             output_matrix=self.output_matrix if output_matrix is None else output_matrix, lam=lam,
                             center=self.center, solver=solver, interpolate_inputs=self.interpolate_inputs,
-                            domain=self.domain, loss=self.loss if loss is None else loss)
+                            domain=self.domain, loss=self.loss if loss is None else loss,
+                            integration=self.integration)
 
     def _cv_param_grid(self, kernels: dict[str, Kernel]) -> dict[str, list[Any]]:
         grid = dict(self.param_grid or {})
@@ -519,7 +533,7 @@ class FunctionalRegression:
         est = ApproxKPLRegressor(dictionary=dictionary, kernel=combine(kernels, self.combine),
                                  output_matrix=self.output_matrix, lam=float(grid[0]) if fixed else grid,
                                  center=self.center, domain=self.domain, interpolate_inputs=self.interpolate_inputs,
-                                 approx=self.approx, progress=self.progress,
+                                 approx=self.approx, progress=self.progress, integration=self.integration,
                                  criterion="loo" if fixed else criterion.key, loss=self.loss).fit(X, Y)
         return est, kernels, float(est.lam_)
 
@@ -529,7 +543,8 @@ class FunctionalRegression:
                    ) -> tuple[KPLRegressor, dict[str, Kernel], float, Criterion]:
         """The exact fits: one problem, tuned on its ridge paths (or by K-fold CV), then the estimator."""
         square = prepare_problem(X, Y, dictionary=dictionary, center=self.center, loss="square",
-                                 domain=self.domain, interpolate_inputs=self.interpolate_inputs, who="the formula")
+                                 integration=self.integration, domain=self.domain,
+                                 interpolate_inputs=self.interpolate_inputs, who="the formula")
         problem = square if is_square(make_loss(self.loss)) else refit_problem(square, loss=self.loss)
         fit["problem"] = problem
         check_exact_memory(problem.n, problem.n_points, n_terms=len(self.parsed.terms))  # before any n x n matrix

@@ -62,7 +62,7 @@ def routing(loss: Any, solver: str, fully_observed: bool, sparse: bool, approx: 
     """Which solver the front end runs, and why (the one place for that decision).
 
     The pair (solver, loss) is checked by :func:`fdakpl.solvers.dispatch.resolve_solver`; ``"auto"`` is the
-    closed-form ridge for the square loss (plug-in estimator for partially observed responses, the exact
+    closed-form ridge for the square loss (on estimated inner products for partially observed responses, the exact
     partial ridge for sparse ones unless ``approx``) and the iterative solver for other losses.
 
     Examples
@@ -95,7 +95,8 @@ def routing(loss: Any, solver: str, fully_observed: bool, sparse: bool, approx: 
         return "exact_partial", ("square loss, sparse responses (on median a curve has under "
                                  f"{SPARSE_POINTS} points and under half the locations): exact partial "
                                  "ridge (ridge-iter-KPL, section 4.3)")
-    return "eig", "square loss, partially observed responses: plug-in ridge estimator (Def. 4.1)"
+    return "eig", ("square loss, partially observed responses: closed-form ridge on the estimated inner products "
+                   "(Def. 4.1; how they are estimated: the Integration line)")
 
 
 def criterion_of(lam: Any, lam_grid: Any, groups: np.ndarray | None, groups_label: str, n_splits: int,

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.integration import describe_integration
 from .tables import FunctionalSummary, fmt_number, kv_table, round_numbers
 
 __all__ = ["bound_applicability", "bound_applies", "bound_cell", "build_summary", "compact_bound",
@@ -328,8 +329,11 @@ def _model_rows(res: Any, full: bool) -> list[tuple[str, Any]]:
     approx = getattr(est, "approx_description_", None)
     if approx or full:
         rows.append(("Approximation", round_numbers(approx or "none (exact)")))
+    if full or not obs.fully_observed:  # which integration ran and why: where it matters, and in full
+        rows.append(("Integration", describe_integration(getattr(est, "integration", "auto"), est.integration_,
+                                                         obs.fully_observed)))
     if full:
-        rows += [("Integration", est.integration_), ("Observed points", obs.index.size)]
+        rows.append(("Observed points", obs.index.size))
     if res.model.parsed.subject_terms and hasattr(est, "dual_coef_B_"):
         from .subjects import subject_rows
 

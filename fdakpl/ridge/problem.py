@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..data.functional import Observations
-from ..data.integration import integration_weights
+from ..data.integration import GRAM_TOLERANCE, gram_deviation, integration_weights, projection_points
 from ..data.pairing import pair_long
 from ..data.preprocessing import (
     InputSpec,
@@ -52,7 +52,7 @@ from ..solvers.closed_form import project_observations
 from ..utils.notices import warn
 from .quadratics import CurveQuadratics, RotatedQuadratics, curve_quadratics
 
-__all__ = ["KPLProblem", "prepare_problem", "refit_problem", "unsupported_atoms_message"]
+__all__ = ["KPLProblem", "integration_notice", "prepare_problem", "refit_problem", "unsupported_atoms_message"]
 
 
 def unsupported_atoms_message(rank: int, q: int) -> str:
@@ -101,13 +101,21 @@ class KPLProblem:
     gram : numpy.ndarray, shape (d, d)
         Its Gram matrix.
     weights : numpy.ndarray, shape (N,)
-        Integration weights ``c_ip`` of the observed points.
+        Integration weights ``c_ip`` of the observed points (the point-wise solvers' data term).
     integration : str
-        ``"quadrature"`` or ``"plugin"``.
+        ``"quadrature"``, ``"interpolate"`` or ``"plugin"`` (:mod:`fdakpl.data.integration`).
     phi : numpy.ndarray
         The atoms on the common grid ``(m, d)``, or at the observed points ``(N, d)``.
     nu : numpy.ndarray, shape (n, d)
         Projections of the centred responses on the atoms.
+    proj_points : Observations
+        The points whose weighted sums give ``nu`` and the curves' quadratic forms: ``centred``, or with
+        ``integration="interpolate"`` every centred curve's linear interpolant on the distinct observed
+        locations (``proj_points.grid``).
+    proj_weights : numpy.ndarray
+        Their weights.
+    proj_phi : numpy.ndarray
+        The atoms there (``phi`` itself when the points are ``centred``).
     """
 
     inputs: Any
@@ -126,6 +134,9 @@ class KPLProblem:
     integration: str
     phi: np.ndarray
     nu: np.ndarray
+    proj_points: Observations
+    proj_weights: np.ndarray
+    proj_phi: np.ndarray
 
     @property
     def n(self) -> int:
@@ -143,6 +154,13 @@ class KPLProblem:
         return int(self.obs.index.size)
 
     @functools.cached_property
+    def gram_deviation(self) -> np.ndarray:
+        """Per curve, how far the atoms' Gram matrix under the curve's integration weights is from the exact one
+        (:func:`fdakpl.data.integration.gram_deviation`: 0 when the weights integrate the atoms exactly); the
+        observed points' own weights (trapezoid on the curve's points) with ``integration="interpolate"``."""
+        return gram_deviation(self.centred, self.weights, self.phi, self.gram)
+
+    @functools.cached_property
     def lam_unit(self) -> float:
         """The unit of lambda: the fits run at ``lam * lam_unit``, with ``lam_unit`` the mean squared norm of the
         atoms (:meth:`fdakpl.dictionaries.Dictionary.lambda_unit`; 1 for orthonormal dictionaries), so that a
@@ -152,7 +170,7 @@ class KPLProblem:
     @functools.cached_property
     def quadratics(self) -> CurveQuadratics:
         """Per-curve quadratic forms of the weighted squared error (computed once, on first use)."""
-        return curve_quadratics(self.centred, self.phi, self.weights)
+        return curve_quadratics(self.proj_points, self.proj_phi, self.proj_weights)
 
     @functools.cached_property
     def _rotated_cache(self) -> dict[bytes, RotatedQuadratics]:
@@ -282,10 +300,57 @@ def _problem(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs
     dic = output_dictionary(dictionary, centred.location).fit(centred, domain=dom)
     G = dic.gram()
     _warn_unsupported_atoms(obs, dic)
-    weights, mode = integration_weights(centred, dom, integration)
+    points, pweights, mode = projection_points(centred, dom, integration)
+    weights = pweights if points is centred else integration_weights(centred, dom, mode)[0]
     phi = dic.evaluate(centred.grid if centred.grid is not None else centred.location)
-    nu = project_observations(centred, phi, weights)
-    return KPLProblem(Xv, Xw, spec, x_labels, obs, info, loss_obj, scale, mean, centred, dic, G, weights, mode, phi, nu)
+    pphi = phi if points is centred else dic.evaluate(points.grid)
+    nu = project_observations(points, pphi, pweights)
+    return KPLProblem(Xv, Xw, spec, x_labels, obs, info, loss_obj, scale, mean, centred, dic, G, weights, mode, phi, nu,
+                      points, pweights, pphi)
+
+
+def integration_notice(problem: KPLProblem) -> str | None:
+    """The notice when some curves' integrals cannot be estimated well from their points (None when all can).
+
+    The closed-form routes see a curve through its projections on the atoms. With ``"quadrature"`` or
+    ``"plugin"`` they are sums over the curve's points, close to the inner products ``<y_i, phi>`` only where
+    the atoms' Gram matrix under the curve's weights is close to the exact one (``max |G_i - G| <= 0.1
+    max G_kk``, :data:`fdakpl.data.integration.GRAM_TOLERANCE`); a curve observed at fewer points than atoms,
+    or with a gap wider than the atoms' oscillations, cannot be. With ``"interpolate"`` the atoms are
+    integrated on the whole grid (their Gram matrix is the grid's), and a curve is flagged when it has fewer
+    points than atoms and than half the grid: its interpolant then stands for most of it.
+
+    Examples
+    --------
+    >>> Y = np.ones((3, 40)); Y[0, 3:] = np.nan  # curve 0 seen at 3 points
+    >>> p = prepare_problem(np.arange(3.0)[:, None], Y, np.linspace(0, 1, 40), dictionary="fourier")
+    >>> integration_notice(p).startswith("1 of 3 curves")
+    True
+    """
+    counts = problem.obs.counts
+    if problem.integration == "interpolate":
+        m = problem.obs.grid.size if problem.obs.grid is not None else 2 * problem.d
+        bad = np.flatnonzero(counts < min(problem.d, m // 2))  # seen at under half the grid and under d points
+        how = np.asarray(-counts, dtype=float)
+    else:
+        how = problem.gram_deviation
+        bad = np.flatnonzero(how > GRAM_TOLERANCE)
+    if bad.size == 0:
+        return None
+    worst = int(bad[np.argmax(how[bad])])
+    labels = problem.info.labels
+    name = repr(labels[worst].item() if hasattr(labels[worst], "item") else labels[worst]) if labels is not None \
+        else str(worst)
+    if problem.integration == "interpolate":
+        return (f"{bad.size} of {problem.n} curves are observed at fewer points than the {problem.d} atoms and than "
+                f"half the grid (curve "
+                f"{name}: {int(counts[worst])} points): integration='interpolate' bridges their gaps linearly, so "
+                "their projections on the atoms are mostly the interpolant's; fit only the observed points with "
+                "solver='exact_partial', or use fewer atoms")
+    return (f"{bad.size} of {problem.n} curves have integration weights ({problem.integration}) under which the "
+            f"{problem.d} atoms are far from their exact Gram matrix (up to {how[worst]:.2g} of its largest "
+            f"diagonal entry, curve {name} with {int(counts[worst])} points): their projections on the atoms are "
+            "rough; fit only the observed points with solver='exact_partial', or use fewer atoms")
 
 
 def _warn_unsupported_atoms(obs: Observations, dic: Dictionary) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ..data.functional import Observations
-from ..data.integration import integration_weights
+from ..data.integration import projection_points
 from ..data.preprocessing import center_responses, check_same_samples, n_samples_of, prepare_inputs, prepare_response
 from ..data.validation import check_grid
 from ..dictionaries import Dictionary, output_dictionary
@@ -83,7 +83,7 @@ def kfold_grid(K: np.ndarray, Y: np.ndarray, locations: np.ndarray, dictionaries
         Domain of the response curves (default: the range of ``locations``).
     center : bool
         Centre the responses with each fold's training mean function.
-    integration : {"auto", "quadrature", "plugin"}
+    integration : {"auto", "interpolate", "quadrature", "plugin"}
         As in :class:`~fdakpl.KPLRegressor`.
     progress : bool or None, default None
         A progress bar over the folds; ``None`` follows the package default (``FDAKPL_PROGRESS``).
@@ -181,9 +181,10 @@ def _training_side(Y_tr: np.ndarray, grid: np.ndarray, dom: tuple[float, float],
     as a dense ``(n_tr, m)`` array (zero where unobserved), as :class:`~fdakpl.KPLRegressor` computes them."""
     obs = Observations.from_dense(Y_tr, grid)
     mean_fn, obs_c = center_responses(obs, dom, center)
-    w, _ = integration_weights(obs_c, dom, integration)
+    pts, w, _ = projection_points(obs_c, dom, integration)  # the interpolants with "interpolate"
     Yw = np.zeros(Y_tr.shape)
-    Yw[obs_c.index, obs_c.grid_index] = w * obs_c.value
+    cols = pts.grid_index if pts is obs_c else np.searchsorted(grid, pts.grid)[pts.grid_index]  # on the grid
+    Yw[pts.index, cols] = w * pts.value
     return obs_c, (mean_fn(grid) if mean_fn is not None else np.zeros(grid.size)), Yw
 
 
