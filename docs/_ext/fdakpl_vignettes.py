@@ -72,7 +72,7 @@ def _code_cells(nb: Any) -> list[str]:
     return [c.source.strip() for c in nb.cells if c.cell_type == "code" and c.source.strip()]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def code_digest(package_dir: str | None = None) -> str:
     """SHA-256 of the fdakpl package that this Python imports (every file but caches), by relative path."""
     if package_dir is None:
