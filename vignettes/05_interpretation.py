@@ -111,7 +111,7 @@ if fr.rpy2_available():
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("cca_loc")
     axes[0].set_ylabel("rcst_loc")
-    fig.colorbar(m, ax=axes.tolist(), shrink=0.9)
+    fig.colorbar(m, ax=axes.tolist(), shrink=0.9, label="beta_cca(s, t) (rcst per unit of cca)")
 
 # %% [markdown]
 # The two estimates agree on the large-scale pattern, and fdakpl's is rough along `cca_loc`: the
