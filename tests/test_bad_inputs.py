@@ -373,7 +373,8 @@ def _():
 
 
 @_c("too-large", "more curves than the exact solver fits in memory", ValueError,
-    r"n_samples = 12 curves need about .* GB for the exact KPL solver.*approx=fdakpl\.Nystroem")
+    r"n_samples = 12 curves need about .* GB for the exact KPL solver.*"
+    r"ApproxKPLRegressor\(approx=fdakpl\.Nystroem\(500\)\).*instead of KPLRegressor")
 def _():
     X, Y, grid = arrays()
     return (lambda: KPLRegressor(memory_limit=1000).fit(X, Y, locations=grid)), [X, Y]

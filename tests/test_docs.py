@@ -84,6 +84,26 @@ def run_blocks(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         plt.close("all")
 
 
+def test_summary_page_fits_fewer_atoms_than_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guide's summary page shows a sound default fit (it used 74 wavelets on 55 points: a singular
+    Gram matrix and zero representation error that looked like a broken fit)."""
+    import numpy as np
+
+    text = (DOCS / "guide" / "summary.md").read_text(encoding="utf-8")
+    first = re.search(r"^```\{code-cell\} ipython3\n(.*?)^```", text, re.M | re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    exec(compile(first, "summary.md[first cell]", "exec"), namespace)
+    res = namespace["res"]
+    d, m = res.estimator.dictionary_.n_atoms_, res.response.sizes[res.response_dim]
+    assert d < m, (d, m)
+    diag = res.diagnostics()
+    assert np.isfinite(diag["gram_condition"]) and diag["gram_condition"] < 1e6
+    assert diag["representation_error_median"] > 0.01  # 21 smooth atoms cannot interpolate noisy profiles
+    assert "db3" not in first and "level=" not in first  # today's defaults, as the page says
+    assert res.coef.dims == ("sample", "atom") and res.coef.shape == (res.response.sizes["sample"], d)
+
+
 # ---------------------------------------------------------------------------------------------
 # release metadata
 
@@ -160,10 +180,12 @@ def test_vignette_pages_list_every_script(vignette_ext, tmp_path: Path) -> None:
     assert not (out / "generated" / "02_untitled.ipynb").exists()
 
 
-def _executed(nb, images: bool = True, error: bool = False):
+def _executed(nb, images: bool = True, error: bool = False, stamp: dict | None = None):
     import nbformat
 
     nb = nbformat.from_dict(nb)
+    if stamp is not None:
+        nb.metadata["fdakpl_executed"] = stamp
     for k, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
         cell.execution_count = k + 1
         cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "fig"})
@@ -192,25 +214,56 @@ def test_vignette_pages_reuse_current_executed_copies_only(vignette_ext, tmp_pat
 
     assert build() == []  # no copy: executed by myst-nb
     assert "mystnb" not in nbformat.read(out, as_version=4).metadata
+    current = vignette_ext.source_stamp(text)
+    assert current["code_sha256"] == vignette_ext.code_digest(str(Path(importlib.import_module("fdakpl").__file__)
+                                                                  .parent))
     nbformat.write(_executed(fresh), copies / "v.ipynb")
+    assert build() == []  # an unstamped copy: its source is unknown, so it is executed again
+    older_code = {**current, "code_sha256": "0" * 64}
+    nbformat.write(_executed(fresh, stamp=older_code), copies / "v.ipynb")
+    assert build() == []  # run by other library code (older than the installed one): executed again
+    nbformat.write(_executed(fresh, stamp=current), copies / "v.ipynb")
     assert build() == ["v"]
     page = nbformat.read(out, as_version=4)
     assert page.metadata["mystnb"] == {"execution_mode": "off"}
     assert page.cells[1].outputs[0]["data"]["image/png"] == "iVBOR"
     assert page.cells[0].source == "# Plots"
-    stripped = _executed(fresh)
+    stripped = _executed(fresh, stamp=current)
     stripped.cells = [c for c in stripped.cells if c.cell_type == "code"]  # a copy without its text cells
     nbformat.write(stripped, copies / "v.ipynb")
     assert build() == ["v"]
     page = nbformat.read(out, as_version=4)  # the text comes from the script, the outputs from the copy
     assert page.cells[0].source == "# Plots" and page.cells[1].outputs[0]["data"]["image/png"] == "iVBOR"
-    for bad in (_executed(fresh, images=False), _executed(fresh, error=True)):
+    for bad in (_executed(fresh, images=False, stamp=current), _executed(fresh, error=True, stamp=current)):
         nbformat.write(bad, copies / "v.ipynb")  # no figures (non-inline backend), or an error
         assert build() == []
         assert "mystnb" not in nbformat.read(out, as_version=4).metadata
-    nbformat.write(_executed(fresh), copies / "v.ipynb")
+    nbformat.write(_executed(fresh, stamp=current), copies / "v.ipynb")
     (src / "v.py").write_text(text.replace("[1, 2]", "[2, 1]"))  # the script changed: the copy is stale
     assert build() == []
+    (src / "v.py").write_text(text + "# a comment\n")  # same code cells, other script text: stale too
+    assert build() == []
+
+
+def test_stamp_records_script_and_code(vignette_ext, tmp_path: Path) -> None:
+    """tools/run-vignettes stamps the notebook before executing it; the stamp follows any change of the code."""
+    import jupytext
+    import nbformat
+
+    script = tmp_path / "v.py"
+    script.write_text("# %%\nx = 1\n")
+    nb = tmp_path / "v.ipynb"
+    nbformat.write(jupytext.reads(script.read_text(), fmt="py:percent"), nb)
+    subprocess.run([sys.executable, str(DOCS / "_ext" / "fdakpl_vignettes.py"), "stamp", str(nb), str(script)],
+                   check=True, capture_output=True, timeout=300)
+    assert nbformat.read(nb, as_version=4).metadata["fdakpl_executed"] == vignette_ext.source_stamp(script.read_text())
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("x = 1\n")
+    before = vignette_ext.code_digest(str(pkg))
+    (pkg / "a.py").write_text("x = 2\n")
+    vignette_ext.code_digest.cache_clear()
+    assert vignette_ext.code_digest(str(pkg)) != before
 
 
 # ---------------------------------------------------------------------------------------------

@@ -165,15 +165,24 @@ def test_bad_inputs_give_clear_errors(rng):
         KPLRegressor(solver="magic").fit(X, Y)
 
 
-def test_interpolate_inputs_warns_and_fills(rng):
+def test_interpolate_inputs_fills_silently_by_linear_interpolation(rng):
+    """interpolate_inputs=True is the user's request: filled without a warning (issue 28), by linear
+    interpolation along the location dim (the same fit as on curves filled by numpy.interp)."""
+    import warnings
+
     X, Y, grid, Xda, Yda = _xy(rng)
     tin = np.linspace(0, 1, 20)
-    curves = np.outer(X[:, 0], tin)
+    curves = np.outer(X[:, 0], tin) + np.sin(3 * tin)
     curves[2, 5] = np.nan
     Xc = xr.DataArray(curves, dims=("sample", "s"), coords={"s": tin, "sample": Yda.sample.values})
-    with pytest.warns(UserWarning, match="filled 1 missing input values"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         m = KPLRegressor(dictionary=Fourier(3), interpolate_inputs=True).fit(Xc, Yda)
-    assert np.isfinite(m.K_).all()
+    filled = curves.copy()
+    ok = ~np.isnan(filled[2])
+    filled[2] = np.interp(tin, tin[ok], filled[2, ok])
+    ref = KPLRegressor(dictionary=Fourier(3)).fit(Xc.copy(data=filled), Yda)
+    np.testing.assert_allclose(m.K_, ref.K_, rtol=1e-12, atol=1e-14)
     assert np.isnan(curves[2, 5])  # user's array untouched
 
 

@@ -249,7 +249,12 @@ def test_plots(sim):
     assert fig.axes[0].get_xlabel() == "s" and "coefficient" in fig.axes[0].get_title()
     bands = surface_bands(res, "x", n_boot=5)
     assert len(plot_surface(res.coefficient_surface("x"), bands).axes) == 4
-    assert "effect" in res.plot_surface("x", kind="effect").axes[0].get_title()
+    fig = res.plot_surface("x", kind="effect")
+    title = fig.axes[0].get_title()
+    assert "effect" in title and "))" not in title  # name: kind, never doubled parentheses
+    assert fig.axes[-1].get_ylabel().startswith("effect_x")  # the colour bar says what it measures
+    assert all(f.axes[-1].get_ylabel() for f in (res.plot_surface("x"), plot_surface(res.coefficient_surface("x"),
+                                                                                      bands)))
     assert [t.get_text() for t in res.plot_partial_dependence("g").axes[0].get_legend().get_texts()] == ["a", "b", "c"]
     with pytest.raises(ValueError, match="kind"):
         res.plot_surface("x", kind="heat")

@@ -238,6 +238,7 @@ def test_plot_overview(dti, tmp_path):
     fig = res.plot(bands=(lo, hi))
     fig.savefig(tmp_path / "overview.png", dpi=80)
     assert len(fig.axes) == 4 and (tmp_path / "overview.png").stat().st_size > 10_000
+    assert all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes)  # every axis labelled
 
 
 def test_approximate_kernel_through_the_front_end(dti):

@@ -111,7 +111,7 @@ if fr.rpy2_available():
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("cca_loc")
     axes[0].set_ylabel("rcst_loc")
-    fig.colorbar(m, ax=axes.tolist(), shrink=0.9)
+    fig.colorbar(m, ax=axes.tolist(), shrink=0.9, label="beta_cca(s, t) (rcst per unit of cca)")
 
 # %% [markdown]
 # The two estimates agree on the large-scale pattern, and fdakpl's is rough along `cca_loc`: the
@@ -133,6 +133,12 @@ if fr.rpy2_available():
 # %%
 nonlinear = FunctionalRegression("rcst ~ cca + C(sex) + pasat", ds, dictionary=BSpline(10), progress=False).fit()
 fig = nonlinear.plot_surface("cca")
+
+# %% [markdown]
+# The fit warns once (the only warning of this vignette) that the width chosen for the `scalars`
+# kernel (`pasat`) is the largest of its grid. That is a finding, not a fault: a wider grid only moves
+# the choice to its new end (64 of [4, …, 64], 256 of [4, …, 256]), since leave-one-curve-out prefers
+# a flat kernel, i.e. `pasat` adding nothing to `cca`; the term importance below says the same.
 
 # %% [markdown]
 # ## Partial dependence and term importance

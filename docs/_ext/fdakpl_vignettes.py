@@ -9,15 +9,24 @@ notebooks of vignettes that were removed are deleted.
 
 Executed copies: when ``vignettes/_build/<name>.ipynb`` (``tools/run-vignettes``' output; another
 directory with ``FDAKPL_DOCS_EXECUTED_DIR``, none with an empty value) holds an execution of the
-*current* script -- the same code cells, all executed, no error output, and figures when the
+*current* script by the *current* code -- its stamp (notebook metadata ``fdakpl_executed``, written by
+``tools/run-vignettes`` through :func:`stamp`) gives the SHA-256 of the script and of the fdakpl package
+that the build imports, the same code cells, all executed, no error output, and figures when the
 script draws some -- its outputs are used and myst-nb does not execute that vignette again
-(notebook metadata ``mystnb.execution_mode = "off"``). Otherwise the vignette is executed.
+(notebook metadata ``mystnb.execution_mode = "off"``). Otherwise the vignette is executed: a copy
+older than its script or than the library code it ran is never reused.
+
+Command line (``tools/run-vignettes``): ``python docs/_ext/fdakpl_vignettes.py stamp NOTEBOOK SCRIPT``.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.util
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +72,35 @@ def _code_cells(nb: Any) -> list[str]:
     return [c.source.strip() for c in nb.cells if c.cell_type == "code" and c.source.strip()]
 
 
+@functools.cache
+def code_digest(package_dir: str | None = None) -> str:
+    """SHA-256 of the fdakpl package that this Python imports (every file but caches), by relative path."""
+    if package_dir is None:
+        spec = importlib.util.find_spec("fdakpl")
+        if spec is None or spec.origin is None:
+            return "no fdakpl"
+        package_dir = os.path.dirname(spec.origin)
+    root = Path(package_dir)
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def source_stamp(script_text: str) -> dict[str, str]:
+    """What an executed copy must have run: the script's and the library code's SHA-256."""
+    return {"script_sha256": hashlib.sha256(script_text.encode("utf-8")).hexdigest(), "code_sha256": code_digest()}
+
+
+def stamp(notebook: Path, script: Path) -> None:
+    """Record in ``notebook``'s metadata that it is an execution of ``script`` by the current fdakpl code."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    nb.metadata["fdakpl_executed"] = source_stamp(script.read_text(encoding="utf-8"))
+    nbformat.write(nb, notebook)
+
+
 def executed_copy(script_text: str, fresh: Any, copy: Path) -> Any | None:
     """The executed notebook ``copy`` if it is an execution of ``fresh`` (the current script), else None."""
     import nbformat
@@ -73,6 +111,8 @@ def executed_copy(script_text: str, fresh: Any, copy: Path) -> Any | None:
         nb = nbformat.read(copy, as_version=4)
     except Exception:  # unreadable: execute instead
         return None
+    if nb.metadata.get("fdakpl_executed") != source_stamp(script_text):
+        return None  # stale or unstamped: the script or the library code changed since (or unknown)
     if _code_cells(nb) != _code_cells(fresh):
         return None  # stale: the script changed since
     code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
@@ -167,3 +207,9 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_config_value("fdakpl_vignette_dir", "", "env")
     app.connect("builder-inited", _on_builder_inited)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":  # tools/run-vignettes: python docs/_ext/fdakpl_vignettes.py stamp NOTEBOOK SCRIPT
+    if len(sys.argv) != 4 or sys.argv[1] != "stamp":
+        sys.exit("usage: python docs/_ext/fdakpl_vignettes.py stamp NOTEBOOK SCRIPT")
+    stamp(Path(sys.argv[2]), Path(sys.argv[3]))

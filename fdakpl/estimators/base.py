@@ -50,8 +50,8 @@ domain : (float, float), optional
     Domain of the response curves; defaults to the range of the
     response locations (``[0, 1]`` for plain arrays).
 interpolate_inputs : bool, default False
-    Fill NaN in input curves by linear interpolation (with an ``InterpolationWarning`` per call)
-    instead of raising."""
+    Fill NaN in input curves by linear interpolation instead of raising (silently: you asked for
+    it; :class:`~fdakpl.regression.model.FunctionalRegression` lists the filled samples in ``res.notes``)."""
 
 #: what ``predict(X, at=None)`` returns
 PREDICT_RETURNS_DOC = """\

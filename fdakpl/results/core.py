@@ -311,12 +311,19 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
 
     @property
     def coef(self) -> xr.DataArray:
-        """The fitted coefficients, with each atom's scale.
+        """The fitted model's internal coefficients, with each atom's scale (not statsmodels' ``params``).
 
         Exact fits: the representer coefficients ``alpha`` (``estimator.dual_coef_``, sample × atom,
-        named ``"alpha"``) of ``h(x) = B sum_i k(x, x_i) alpha_i``. Approximate fits (``approx=``): the
-        primal weights ``M`` (``estimator.coef_``, feature × atom, named ``"primal_weights"``) of
-        ``h(x) = M^T z(x)``, one row per feature of the map, not per training curve.
+        named ``"alpha"``) of ``h(x) = B sum_i k(x, x_i) alpha_i``: one row per *training curve*, one
+        column per atom. Approximate fits (``approx=``): the primal weights ``M`` (``estimator.coef_``,
+        feature × atom, named ``"primal_weights"``) of ``h(x) = M^T z(x)``, one row per feature of the
+        map, not per training curve.
+
+        A statsmodels user expects one coefficient per regressor with a standard error; a kernel
+        model has none. These numbers have no standard errors and no meaning one by one: ``predict``
+        combines them with the kernel and the dictionary. For the effect of a variable use
+        :meth:`effect_surface` (the surface ``beta(s, t)`` with a ``Linear()`` kernel),
+        :meth:`partial_dependence` and :meth:`term_importance`.
 
         Examples
         --------

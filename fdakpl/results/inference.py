@@ -98,6 +98,7 @@ class InferenceMixin:
             est.fit(parsed.inputs(ds.isel(sample=fit)), Y.isel(sample=fit))
             pred_cal = np.asarray(est.predict(parsed.inputs(ds.isel(sample=cal))))
             pred = np.asarray(est.predict(parsed.inputs(newds)))
+            fitted = np.asarray(est.predict(parsed.inputs(ds.isel(sample=fit)))) if kind == "simultaneous" else None
         r = np.abs(Y.values[cal] - pred_cal)  # NaN where unobserved
         if kind == "pointwise":
             half = np.array([_conformal_quantile(col[~np.isnan(col)], alpha) for col in r.T])
@@ -107,7 +108,7 @@ class InferenceMixin:
         else:
             # the scale comes from the proper training part: a scale fitted to the calibration residuals
             # themselves shrinks their scores against a new curve's (measured: 0.75 coverage for 0.8)
-            r_fit = np.abs(Y.values[fit] - np.asarray(est.predict(parsed.inputs(ds.isel(sample=fit)))))
+            r_fit = np.abs(Y.values[fit] - fitted)
             s = np.nanmean(r_fit, axis=0)
             s = np.where(np.isfinite(s) & (s > 0), s, np.nanmean(r_fit))
             scores = np.nanmax(r / s, axis=1)

@@ -9,7 +9,7 @@ import xarray as xr
 
 from ..utils.docstrings import FIGURE_RETURNS, fill_doc
 
-__all__ = ["plot_partial_dependence", "plot_surface"]
+__all__ = ["colorbar_label", "plot_partial_dependence", "plot_surface", "surface_title"]
 
 
 def _panel(ax: Any, surface: xr.DataArray, vmax: float, cmap: str, n_contours: int, title: str):
@@ -59,7 +59,7 @@ def plot_surface(surface: xr.DataArray, bands: xr.Dataset | None = None, *, cmap
 
     if surface.ndim != 2:
         raise ValueError(f"surface must be 2-d (term location, response location), got dims {surface.dims}")
-    name = title or f"{surface.name or 'surface'}" + (f" ({surface.attrs['kind']})" if "kind" in surface.attrs else "")
+    name = title or surface_title(surface)
     panels = [(surface, name)]
     if bands is not None:
         panels = [(bands["lower"], "lower band"), (surface, name), (bands["upper"], "upper band")]
@@ -77,8 +77,37 @@ def plot_surface(surface: xr.DataArray, bands: xr.Dataset | None = None, *, cmap
                                 levels=[0.5, 1.5], colors="none", hatches=["///"])
         title_band = bands.attrs.get("method", "bootstrap")
         fig.suptitle(f"{1 - bands.attrs.get('alpha', 0.05):.0%} pointwise bands ({title_band})", fontsize=10)
-    fig.colorbar(mesh, ax=axes[0].tolist(), shrink=0.9)
+    fig.colorbar(mesh, ax=axes[0].tolist(), shrink=0.9, label=colorbar_label(surface))
     return fig
+
+
+def surface_title(surface: xr.DataArray) -> str:
+    """A surface's title: its name and, after a colon, its kind (never two pairs of parentheses).
+
+    Examples
+    --------
+    >>> surface_title(xr.DataArray(np.zeros((2, 2)), name="effect_cca",
+    ...                            attrs={"kind": "effect surface (average Frechet derivative)"}))
+    'effect_cca: effect surface (average Frechet derivative)'
+    >>> surface_title(xr.DataArray(np.zeros((2, 2))))
+    'surface'
+    """
+    name = str(surface.name) if surface.name is not None else "surface"
+    return f"{name}: {surface.attrs['kind']}" if "kind" in surface.attrs else name
+
+
+def colorbar_label(surface: xr.DataArray) -> str:
+    """What the colour bar of a surface measures: its name and the response it acts on.
+
+    Examples
+    --------
+    >>> colorbar_label(xr.DataArray(np.zeros((2, 2)), name="beta_cca", attrs={"response": "rcst"}))
+    'beta_cca (rcst per unit of the term)'
+    >>> colorbar_label(xr.DataArray(np.zeros((2, 2))))
+    'surface value'
+    """
+    name = str(surface.name) if surface.name is not None else "surface value"
+    return f"{name} ({surface.attrs['response']} per unit of the term)" if "response" in surface.attrs else name
 
 
 def plot_partial_dependence(pd_curves: xr.DataArray, *, ax: Any = None, cmap: str = "viridis"):

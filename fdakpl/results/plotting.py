@@ -125,6 +125,7 @@ def plot_overview(res: Any, samples: Any = None, bands: Any = None):
     ax.axhline(res.r2, color="0.4", ls="--", lw=1, label=f"integrated $R^2$ = {res.r2:.3f}")
     ax.set_title("Pointwise $R^2(\\theta)$")
     ax.set_xlabel(dim)
+    ax.set_ylabel("$R^2(\\theta)$ (training curves)")
     ax.set_ylim(min(0.0, float(np.nanmin(r2.values)) - 0.05), 1.0)
     ax.legend(fontsize=8, frameon=False)
     ax = axes[1, 0]
@@ -144,6 +145,7 @@ def plot_overview(res: Any, samples: Any = None, bands: Any = None):
         ax.axvline(lam_star, color="0.3", lw=1, ls="-.", label="$\\lambda^*$ (Prop. 5)")
     ax.set_title("Regularisation path")
     ax.set_xlabel("$\\lambda$")
+    ax.set_ylabel("mean squared error")
     ax.legend(fontsize=7, frameon=False)
     ax = axes[1, 1]
     dic = res.estimator.dictionary_
@@ -155,6 +157,7 @@ def plot_overview(res: Any, samples: Any = None, bands: Any = None):
         ax.plot(t, phi[:, j], lw=1.2, color=f"C{k}", label=f"atom {j} (scale {dic.scales_[j]})")
     ax.set_title(f"Leading atoms: {type(dic).__name__}, d = {dic.n_atoms_}")
     ax.set_xlabel(dim)
+    ax.set_ylabel("$\\phi_l(\\theta)$")
     ax.legend(fontsize=7, frameon=False, ncol=2)
     for a in axes.ravel():
         a.grid(alpha=0.3, lw=0.5)

@@ -100,8 +100,9 @@ def check_exact_memory(n_samples: int, n_points: int = 0, limit: Any = None, n_t
         raise ValueError(
             f"n_samples = {n_samples} curves need about {estimate / 1e9:.2g} GB for the exact KPL solver "
             f"(limit {limit / 1e9:.3g} GB: {how}); it stores n x n matrices. Use the approximate solver "
-            "(fdakpl.estimators.approx): approx=fdakpl.Nystroem(500) or approx=fdakpl.RandomFourierFeatures(500) in "
-            "KPLRegressor or FunctionalRegression; or raise the limit with memory_limit=<bytes> "
+            "ApproxKPLRegressor(approx=fdakpl.Nystroem(500)) (or approx=fdakpl.RandomFourierFeatures(500)) instead of "
+            "KPLRegressor, or FunctionalRegression(..., approx=fdakpl.Nystroem(500)); or raise the limit with "
+            "memory_limit=<bytes> "
             "(KPLRegressor) or the environment variable FDAKPL_MEMORY_LIMIT=<bytes> ('inf' turns the check off)"
         )
     return estimate

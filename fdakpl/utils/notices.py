@@ -42,9 +42,11 @@ PACKAGE_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep  # fdakpl/, no
 class InterpolationWarning(UserWarning):
     """Missing input values were filled by linear interpolation (``interpolate_inputs=True``).
 
-    The user asked for it, so :class:`fdakpl.FunctionalRegression` records the fact once in
-    ``res.notes`` (shown by the summary) instead of warning; the array-level estimators warn
-    once per call, at the caller's line.
+    The user asked for it, so it is never shown as a warning: :class:`fdakpl.FunctionalRegression`
+    records the fact once in ``res.notes`` (shown by the summary), and the array-level
+    estimators (``KPLRegressor(interpolate_inputs=True)`` and the baselines) fill silently.
+    :func:`warn` hands it to an enclosing :func:`said_once` (which gathers it for the notes) and
+    drops it outside one: a loop of fits would otherwise repeat it at every call.
 
     Examples
     --------
@@ -75,6 +77,7 @@ def warn(message: str | Warning, category: type[Warning] = UserWarning, stacklev
     Inside :func:`said_once` the warning is gathered instead (and said once when it ends);
     inside :func:`silenced` it is dropped. ``stacklevel`` is accepted for the signature of
     :func:`warnings.warn` and ignored: the user's line is found by walking the stack.
+    An :class:`InterpolationWarning` (filling the user asked for) is only gathered, never shown.
 
     Examples
     --------
@@ -93,6 +96,8 @@ def warn(message: str | Warning, category: type[Warning] = UserWarning, stacklev
     if sinks:
         sinks[-1].append(warnings.WarningMessage(category(message), category, "", 0))
         return
+    if issubclass(category, InterpolationWarning):
+        return  # filling the user asked for: only gathered (for res.notes), never shown
     if sys.version_info >= (3, 12):
         warnings.warn(message, category, skip_file_prefixes=(PACKAGE_DIR,))
     else:
