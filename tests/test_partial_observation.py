@@ -205,7 +205,9 @@ def test_summary_says_which_integration_ran_and_why(rng):
         res = FunctionalRegression("y ~ x", ds, progress=False, dictionary=Fourier(3)).fit()
         forced = FunctionalRegression("y ~ x", ds, progress=False, dictionary=Fourier(3), integration="plugin").fit()
     text = str(res.summary())
-    assert "interpolate: trapezoid on the grid of each curve's linear" in text and "dense curves with gaps" in text
+    assert "Integration: interpolate (auto: dense curves with gaps)" in " ".join(text.split())
+    full = " ".join(str(res.summary(diagnostics="full")).split())
+    assert "interpolate: trapezoid on the grid of each curve's linear interpolant (auto: dense curves with gaps)" in full
     assert "(requested)" in str(forced.summary()) and forced.estimator.integration_ == "plugin"
     with pytest.raises(ValueError, match="integration must be one of"):
         FunctionalRegression("y ~ x", ds, integration="trapz")

@@ -419,7 +419,7 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         ...                            progress=False).fit()
         >>> d = res.diagnostics()
         >>> d["applicability"].label, d["applicability"].reasons[0][:44]
-        ('5.2 (indicative)', 'm varies from 43 to 55 points per curve; the')
+        ('5.2 (indicative)', "integration='interpolate': the inner product")
         """
         key = f"diag{eta}"
         if key in self._cache:

@@ -134,7 +134,7 @@ integer_args <- c("cv", "random_state", "n_jobs", "level", "max_iter", "n_atoms"
 # The arguments that go through `...` of kpl() to Python, checked.
 check_dots <- function(dots) {
   allowed <- c("cv", "param_grid", "sigma_relative", "random_state", "n_jobs", "progress", "domain", "approx",
-               "lam_grid", "width_grid", "b_grid", "new_subjects")
+               "lam_grid", "width_grid", "b_grid", "new_subjects", "integration")
   nms <- names(dots)
   if (length(dots) && (is.null(nms) || any(!nzchar(nms)))) {
     input_error("arguments in `...` of kpl() must be named", call = NULL)
