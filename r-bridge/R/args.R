@@ -164,6 +164,7 @@ check_dots <- function(dots) {
       progress = check_flag(x, "progress"),
       sigma_relative = check_flag(x, "sigma_relative"),
       new_subjects = check_flag(x, "new_subjects"),
+      integration = check_string(x, "integration", c("auto", "interpolate", "quadrature", "plugin")),
       domain = as.list(check_numbers(x, "domain", len = 2L)),
       lam_grid = reticulate::np_array(check_numbers(x, "lam_grid", positive = TRUE)),
       width_grid = check_grid_arg(x, "width_grid"),

@@ -477,6 +477,8 @@ test_that("27.20 approximations from R: kpl_approx() and approx = \"nystroem\"",
   # the approximate route integrates partially observed curves by the plug-in (the exact route's default for
   # dense curves with gaps interpolates them): the same integration on both sides
   exact <- fit27(rcst ~ cca, d[1:60, ], kernel = k, output_matrix = 1, integration = "plugin")
+  expect_error(fit27(rcst ~ cca, d[1:60, ], integration = "trapz"), "`integration` must be one of",
+               class = "fdakpl_input_error")
   ny_all <- fit27(rcst ~ cca, d[1:60, ], kernel = k, output_matrix = 1, approx = "nystroem")  # a landmark per curve
   expect_lt(max(abs(predict(ny_all, d[61:70, ]) - predict(exact, d[61:70, ]))), 1e-6)  # exact KPL
   ny <- fit27(rcst ~ cca, d[1:60, ], approx = kpl_approx("nystroem", n_components = 20, random_state = 3))
