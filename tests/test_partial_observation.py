@@ -207,7 +207,8 @@ def test_summary_says_which_integration_ran_and_why(rng):
     text = str(res.summary())
     assert "Integration: interpolate (auto: dense curves with gaps)" in " ".join(text.split())
     full = " ".join(str(res.summary(diagnostics="full")).split())
-    assert "interpolate: trapezoid on the grid of each curve's linear interpolant (auto: dense curves with gaps)" in full
+    expected = "interpolate: trapezoid on the grid of each curve's linear interpolant (auto: dense curves with gaps)"
+    assert expected in full
     assert "(requested)" in str(forced.summary()) and forced.estimator.integration_ == "plugin"
     with pytest.raises(ValueError, match="integration must be one of"):
         FunctionalRegression("y ~ x", ds, integration="trapz")
@@ -260,3 +261,26 @@ def test_interpolate_is_the_quadrature_fit_of_the_filled_curves(rng):
     n_obs = int(np.isfinite(gappy).sum())
     np.testing.assert_allclose(ca.gcv, ca.train_mse / (1 - ca.edf / n_obs) ** 2, rtol=1e-9)
     np.testing.assert_allclose(a.predict(X[:3]), b.predict(X[:3]), rtol=1e-10, atol=1e-12)
+
+
+def test_gram_deviation_on_a_grid_equals_the_per_curve_sums_in_any_block_size():
+    """The grid route (one product W x (phi phi^T) per block of curves) against each curve's sum over its points."""
+    from fdakpl.data.functional import Observations
+    from fdakpl.data.integration import gram_deviation, integration_weights
+
+    gen = np.random.default_rng(1)
+    grid = np.sort(gen.uniform(0, 1, 40))
+    Y = gen.normal(size=(30, 40))
+    Y[gen.uniform(size=Y.shape) < 0.3] = np.nan
+    obs = Observations.from_dense(Y, grid)
+    phi = np.stack([np.ones(40), np.cos(2 * np.pi * grid), np.sin(2 * np.pi * grid)], axis=1)
+    G = np.diag([1.0, 0.5, 0.5])
+    for mode in ("plugin", "quadrature"):
+        w, _ = integration_weights(obs, (0.0, 1.0), mode)
+        slow = np.empty(30)
+        for i in range(30):
+            sel = obs.index == i
+            P = phi[obs.grid_index[sel]]
+            slow[i] = np.abs((P * w[sel, None]).T @ P - G).max()
+        for chunk in (9, 20, 1 << 20):  # one curve, a few curves, all curves per block
+            np.testing.assert_allclose(gram_deviation(obs, w, phi, G, chunk=chunk), slow, rtol=0, atol=1e-14)

@@ -299,9 +299,21 @@ def gram_deviation(obs: Observations, weights: np.ndarray, phi: np.ndarray, gram
     if obs.fully_observed and np.allclose(weights.reshape(n, -1), weights[: obs.grid.size]):  # type: ignore[union-attr]
         Gi = (phi * weights[: phi.shape[0], None]).T @ phi
         return np.full(n, float(np.abs(Gi - gram).max()) / scale)
-    at = phi[obs.grid_index] if obs.grid is not None and obs.grid_index is not None else phi
     out = np.ones(n)  # a curve without points: G_i = 0
     counts = obs.counts
+    if obs.grid is not None and obs.grid_index is not None and phi.shape[0] == obs.grid.size:
+        # on a grid: G_i = Phi^T diag(W_i) Phi for blocks of curves in one product W (k, m) x (m, d^2)
+        m = obs.grid.size
+        W = np.zeros((n, m))
+        W[obs.index, obs.grid_index] = weights
+        pairs = (phi[:, :, None] * phi[:, None, :]).reshape(m, d * d)
+        rows = max(1, chunk // max(d * d, 1))
+        for i in range(0, n, rows):
+            Gs = (W[i:i + rows] @ pairs).reshape(-1, d, d)
+            out[i:i + rows] = np.abs(Gs - gram).max(axis=(1, 2)) / scale
+        out[counts == 0] = 1.0
+        return out
+    at = phi[obs.grid_index] if obs.grid is not None and obs.grid_index is not None else phi
     bounds = np.concatenate([[0], np.cumsum(counts)])
     step = max(1, chunk // max(d * d, 1))
     i = 0
