@@ -19,6 +19,7 @@ from fdakpl.data.integration import (
     fill_gaps,
     gram_deviation,
     integration_weights,
+    observed_locations,
     projection_points,
 )
 from fdakpl.ridge.problem import integration_notice, prepare_problem
@@ -284,3 +285,25 @@ def test_gram_deviation_on_a_grid_equals_the_per_curve_sums_in_any_block_size():
             slow[i] = np.abs((P * w[sel, None]).T @ P - G).max()
         for chunk in (9, 20, 1 << 20):  # one curve, a few curves, all curves per block
             np.testing.assert_allclose(gram_deviation(obs, w, phi, G, chunk=chunk), slow, rtol=0, atol=1e-14)
+
+
+def test_fill_gaps_on_a_grid_gives_numpy_interp_numbers_row_by_row():
+    """The vectorised interpolation of dense curves equals ``numpy.interp`` curve by curve, bit for bit: uneven
+    grids, random and block gaps, curves seen at one point or none, values of any size."""
+    rng = np.random.default_rng(23)
+    for _ in range(60):
+        x = np.unique(rng.uniform(-5.0, 5.0, rng.integers(2, 40)))
+        n = int(rng.integers(2, 25))
+        Y = rng.normal(size=(n, x.size)) * 10.0 ** rng.uniform(-3, 3)
+        Y[rng.uniform(size=Y.shape) < rng.uniform(0.0, 0.9)] = np.nan
+        Y[0] = np.nan
+        Y[1] = np.nan
+        Y[1, rng.integers(0, x.size)] = 1.5
+        obs = Observations.from_dense(Y, x)
+        grid = observed_locations(obs)
+        expected = np.zeros((n, grid.size))
+        for i in range(n):
+            ok = ~np.isnan(Y[i])
+            if ok.any():
+                expected[i] = np.interp(grid, x[ok], Y[i, ok])
+        np.testing.assert_array_equal(fill_gaps(obs).to_dense(), expected)

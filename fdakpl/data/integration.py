@@ -226,6 +226,9 @@ def fill_gaps(obs: Observations) -> Observations:
     """
     grid = observed_locations(obs)
     n = obs.n_samples
+    on_grid = _dense_on_grid(obs)
+    if on_grid is not None:
+        return Observations.from_dense(_interpolate_rows(on_grid[0], on_grid[1]), grid)
     out = np.zeros((n, grid.size))
     bounds = np.concatenate([[0], np.cumsum(obs.counts)])
     order = np.lexsort((obs.location, obs.index))
@@ -235,6 +238,46 @@ def fill_gaps(obs: Observations) -> Observations:
         if b > a:
             out[i] = np.interp(grid, loc[a:b], val[a:b])
     return Observations.from_dense(out, grid)
+
+
+def _dense_on_grid(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(Y, x)``: the curves as rows on the locations some curve observes (NaN elsewhere) and those locations,
+    when the observations sit on an increasing grid with at most one point per curve and location; else None."""
+    if obs.grid is None or obs.grid_index is None or obs.grid.size < 2 or np.any(np.diff(obs.grid) <= 0):
+        return None
+    m = obs.grid.size
+    cells = np.asarray(obs.index) * m + np.asarray(obs.grid_index)
+    if cells.size and np.bincount(cells, minlength=obs.n_samples * m).max() > 1:
+        return None
+    Y = np.full((obs.n_samples, m), np.nan)
+    Y[obs.index, obs.grid_index] = obs.value
+    seen = np.bincount(obs.grid_index, minlength=m) > 0
+    return Y[:, seen], obs.grid[seen]
+
+
+def _interpolate_rows(Y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Each row's linear interpolant at ``x`` between its observed (non-NaN) values, constant beyond its first
+    and last ones, 0 for a row without values: row by row what :func:`numpy.interp` gives (the same
+    expression ``slope (x - x_j) + y_j``, so the same numbers), for all rows at once."""
+    n, m = Y.shape
+    seen = ~np.isnan(Y)
+    cols = np.arange(m)
+    prev = np.maximum.accumulate(np.where(seen, cols, -1), axis=1)  # last observed column <= p
+    nxt = np.minimum.accumulate(np.where(seen, cols, m)[:, ::-1], axis=1)[:, ::-1]  # first observed >= p
+    first = np.where(seen.any(axis=1), seen.argmax(axis=1), 0)
+    last = m - 1 - seen[:, ::-1].argmax(axis=1)
+    rows = np.arange(n)
+    out = np.where(seen, Y, 0.0)
+    inside = ~seen & (prev >= 0) & (nxt < m)
+    i, p = np.nonzero(inside)
+    j, k = prev[i, p], nxt[i, p]
+    slope = (Y[i, k] - Y[i, j]) / (x[k] - x[j])
+    out[i, p] = slope * (x[p] - x[j]) + Y[i, j]
+    before = ~seen & (prev < 0) & (nxt < m)
+    out[before] = np.broadcast_to(Y[rows, first][:, None], (n, m))[before]
+    after = ~seen & (nxt >= m) & (prev >= 0)
+    out[after] = np.broadcast_to(Y[rows, last][:, None], (n, m))[after]
+    return out
 
 
 def projection_points(obs: Observations, domain: tuple[float, float], mode: str = "auto"

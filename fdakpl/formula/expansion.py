@@ -20,6 +20,7 @@ ValueError: the formula 'y ~ x + (a+b+c+d+e+f+g+h)**8' expands to more than 1000
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -92,9 +93,11 @@ def _bound(root: Any, n_variables: int) -> tuple[int, int]:
     return done[id(root)]
 
 
+@functools.lru_cache(maxsize=128)
 def expansion_cost(formula: str, n_variables: int = 0) -> int | None:
     """Upper bound on the terms and products formulaic forms when it expands ``formula`` (None: it does not parse,
-    and formulaic will say why without expanding anything).
+    and formulaic will say why without expanding anything). Cached: a pure function of its two arguments, and a
+    refit parses the same formula again.
 
     Parameters
     ----------

@@ -283,9 +283,14 @@ def refit_problem(problem: KPLProblem, *, dictionary: str | Dictionary | None = 
     >>> q.inputs is p.inputs, q.loss.name
     (True, 'logcosh')
     """
+    dic = problem.dictionary.unfitted_copy() if dictionary is None else dictionary
+    if center is None and loss is None and integration is None:  # another dictionary: the response side is kept
+        responses = (problem.loss, problem.response_scale, problem.mean, problem.centred, problem.proj_points,
+                     problem.proj_weights, problem.weights, problem.integration)
+        return _with_dictionary(problem.inputs, problem.input_weights, problem.input_spec, problem.input_labels,
+                                problem.obs, problem.info, responses, dic)
     return _problem(problem.inputs, problem.input_weights, problem.input_spec, problem.input_labels, problem.obs,
-                    problem.info, problem.dictionary.unfitted_copy() if dictionary is None else dictionary,
-                    problem.mean is not None if center is None else center,
+                    problem.info, dic, problem.mean is not None if center is None else center,
                     problem.loss if loss is None else loss,
                     problem.integration if integration is None else integration)
 
@@ -297,11 +302,20 @@ def _problem(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs
     scale = response_scale(obs, dom) if loss_obj.relative else None
     loss_obj = loss_obj if scale is None else loss_obj.at_scale(scale)
     mean, centred = center_responses(obs, dom, center, None if is_square(loss_obj) else loss_obj.derivative)
-    dic = output_dictionary(dictionary, centred.location).fit(centred, domain=dom)
-    G = dic.gram()
-    _warn_unsupported_atoms(obs, dic)
     points, pweights, mode = projection_points(centred, dom, integration)
     weights = pweights if points is centred else integration_weights(centred, dom, mode)[0]
+    return _with_dictionary(Xv, Xw, spec, x_labels, obs, info,
+                            (loss_obj, scale, mean, centred, points, pweights, weights, mode), dictionary)
+
+
+def _with_dictionary(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs: Observations,
+                     info: ResponseInfo, responses: tuple, dictionary: str | Dictionary) -> KPLProblem:
+    """The problem from its response side (loss, scale, centre, centred points, projection points and weights,
+    integration), which does not depend on the dictionary, and a dictionary fitted here."""
+    loss_obj, scale, mean, centred, points, pweights, weights, mode = responses
+    dic = output_dictionary(dictionary, centred.location).fit(centred, domain=info.domain)
+    G = dic.gram()
+    _warn_unsupported_atoms(obs, dic)
     phi = dic.evaluate(centred.grid if centred.grid is not None else centred.location)
     pphi = phi if points is centred else dic.evaluate(points.grid)
     nu = project_observations(points, pphi, pweights)
