@@ -722,6 +722,51 @@ def _():
     return (lambda: fit(ds, groups="g", lam="gcv")), [ds]
 
 
+# -- subject effects re(ID) (issue 29)
+@_c("re-interaction", "a subject effect re() interacted with other factors, e.g. re(g):C(g)", ValueError,
+    r"interacts a subject effect re\(\) with other factors.*write re\(ID\) as a term of its own")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, "y ~ x + re(g):C(g)")), [ds]
+
+
+@_c("re-two-variables", "re() with more than the subject labels, e.g. re(g, 2)", ValueError,
+    r"re\(\) takes one variable, the subject labels: re\(ID\)")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, "y ~ x + re(g, 2)")), [ds]
+
+
+@_c("re-missing-label", "a missing subject label (None) in the variable of re()", ValueError,
+    r"the subject labels \['g'\] are missing \(NA\) for some samples.*dropna")
+def _():
+    ds = make_data()
+    ds = ds.assign(g=("sample", np.array([None, *ds["g"].values[1:]], dtype=object)))
+    return (lambda: fit(ds, "y ~ x + re(g)")), [ds]
+
+
+@_c("new-subjects-without-re", "new_subjects=True with no subject term re(ID) in the formula", ValueError,
+    r"new_subjects=True leaves out the curves of one subject at a time.*the formula has no subject term re\(ID\)")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, new_subjects=True, lam="loo")), [ds]
+
+
+@_c("new-subjects-with-groups", "new_subjects=True together with groups=", ValueError,
+    r"new_subjects=True leaves out.*groups= is given too: give one re\(ID\) term and no groups=")
+def _():
+    ds = make_data()
+    return (lambda: fit(ds, "y ~ x + re(g)", new_subjects=True, groups="g", lam="loo")), [ds]
+
+
+@_c("re-negative-weight", "a negative weight for the subject kernel RandomEffect", ValueError,
+    r"RandomEffect kernel: weight must be >= 0, got -1.0")
+def _():
+    from fdakpl.factor_kernels import RandomEffect
+
+    return (lambda: RandomEffect(-1.0)), []
+
+
 def _snapshot(objs):
     return [copy.deepcopy(o) for o in objs]
 

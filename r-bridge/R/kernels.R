@@ -1,7 +1,7 @@
 # kpl_kernel() and kpl_approx(): R descriptions of kernels and kernel approximations, made into
 # Python objects by kpl() (a Gaussian or Laplace kernel without sigma takes its width from the data).
 
-kernel_types <- c("gaussian", "laplace", "linear", "integral_gaussian", "categorical")
+kernel_types <- c("gaussian", "laplace", "linear", "integral_gaussian", "categorical", "penalized_linear")
 
 # sigma: one positive finite number, or NULL (from the data).
 check_sigma <- function(sigma, type) {
@@ -14,10 +14,11 @@ check_sigma <- function(sigma, type) {
   as.double(sigma)
 }
 
-kpl_kernel <- function(type = c("gaussian", "laplace", "linear", "integral_gaussian", "categorical"), sigma = NULL,
-                       ...) {
+kpl_kernel <- function(type = c("gaussian", "laplace", "linear", "integral_gaussian", "categorical",
+                                "penalized_linear"), sigma = NULL, ...) {
   type <- check_string(type[1L], "type", kernel_types)
   extra <- list(...)
+  if (type == "penalized_linear") return(penalized_linear(sigma, extra))
   if (length(extra)) {
     input_error("kpl_kernel(\"%s\") %s, not %s", type,
                 if (type == "linear") "takes no parameter" else "takes `sigma` (the width)",
@@ -32,7 +33,35 @@ kpl_kernel <- function(type = c("gaussian", "laplace", "linear", "integral_gauss
   structure(list(type = type, sigma = sigma), class = "kpl_kernel")
 }
 
+# kpl_kernel("penalized_linear", order =, null_weight =): the linear kernel whose coefficient function is
+# penalised by its roughness (Python's fdakpl.PenalizedLinear); its parameters are checked here, in R.
+penalized_linear <- function(sigma, extra) {
+  allowed <- c("order", "null_weight")
+  given <- names(extra)
+  if (!is.null(sigma) || (length(extra) && (is.null(given) || any(!nzchar(given)) || any(!given %in% allowed)))) {
+    names_given <- if (is.null(given)) rep("", length(extra)) else given
+    bad <- names_given[!names_given %in% allowed]
+    other <- c(if (!is.null(sigma)) "`sigma`", ifelse(nzchar(bad), paste0("`", bad, "`"), "an unnamed argument"))
+    input_error("kpl_kernel(\"penalized_linear\") takes `order` (1, 2 or 3) and `null_weight` (a number >= 1), not %s",
+                paste(other, collapse = ", "), call = NULL)
+  }
+  order <- if (is.null(extra$order)) 2L else check_count(extra$order, "order", min = 1)
+  if (order > 3L) input_error("`order` of kpl_kernel(\"penalized_linear\") must be 1, 2 or 3, not %d", order, call = NULL)
+  null_weight <- if (is.null(extra$null_weight)) 1e4 else check_numbers(extra$null_weight, "null_weight", len = 1L)
+  if (null_weight < 1) {
+    input_error("`null_weight` of kpl_kernel(\"penalized_linear\") must be a number >= 1 (how much less the polynomials of degree < order are penalised), not %s",
+                deparse1(null_weight), call = NULL)
+  }
+  structure(list(type = "penalized_linear", sigma = NULL, order = order, null_weight = null_weight),
+            class = "kpl_kernel")
+}
+
 print.kpl_kernel <- function(x, ...) {
+  if (x$type == "penalized_linear") {
+    cat(sprintf("Penalized linear kernel: roughness of order %d penalised, polynomials of degree < %d %g times less\n",
+                x$order, x$order, x$null_weight))
+    return(invisible(x))
+  }
   name <- c(gaussian = "Gaussian", laplace = "Laplace", linear = "Linear", integral_gaussian = "Integral Gaussian")
   width <- if (x$type == "linear") "" else if (!is.null(x$sigma)) sprintf(", sigma = %g", x$sigma) else
     if (x$type == "gaussian") ", width from the data (median heuristic, tuned with lambda)" else
@@ -46,6 +75,9 @@ print.kpl_kernel <- function(x, ...) {
 python_kernel <- function(k) {
   if (is_python(k)) return(k)
   if (k$type == "linear") return(fdakpl_python("kernels")$Linear())
+  if (k$type == "penalized_linear") {
+    return(py_call(fdakpl_python("roughness_kernels")$PenalizedLinear(order = k$order, null_weight = k$null_weight)))
+  }
   if (is.null(k$sigma)) return(if (k$type %in% c("gaussian", "categorical")) NULL else k$type)
   if (k$type == "categorical") return(py_call(fdakpl_python("factor_kernels")$Categorical(k$sigma)))
   cls <- c(gaussian = "Gaussian", laplace = "Laplace", integral_gaussian = "IntegralGaussian")[[k$type]]

@@ -276,7 +276,8 @@ r_syntax <- list(
 )
 
 kernel_call <- c(Linear = "kpl_kernel(\"linear\")", SmoothedLinear = "kpl_kernel(\"linear\")",
-                 Gaussian = "kpl_kernel(\"gaussian\")", Laplace = "kpl_kernel(\"laplace\")")
+                 Gaussian = "kpl_kernel(\"gaussian\")", Laplace = "kpl_kernel(\"laplace\")",
+                 PenalizedLinear = "kpl_kernel(\"penalized_linear\")")
 
 r_words_one <- function(msg, context = NULL) {
   names_map <- context$names
