@@ -18,6 +18,8 @@ from fdakpl.estimators.approx import (
     primal_decompose,
 )
 from fdakpl.kernels import Matrix
+from fdakpl.ridge.path import RidgePath
+from fdakpl.ridge.problem import prepare_problem
 from fdakpl.solvers.closed_form import decompose
 from fdakpl.tuning.criteria import DEFAULT_LAMBDAS
 
@@ -86,6 +88,44 @@ def test_nystroem_all_landmarks_equals_exact(rng, dictionary, output_matrix, mis
     for lam in (1e-5, 1e-2):
         assert approx.primal_.edf(lam) == pytest.approx(float(dec.spectrum(lam)[:, approx.primal_.active].sum()),
                                                         rel=1e-8)
+
+
+@pytest.mark.parametrize("design", ["random gaps", "gaps by design"])
+def test_partial_curves_integrated_as_the_exact_fits_do(rng, design):
+    """Curves with gaps: the approximate fit chooses the exact fits' integration ("interpolate") and, with every
+    landmark, gives their predictions and their exact leave-one-curve-out errors (RidgePath.loo) along lambda."""
+    ds = curves(rng, n=60, missing=0.3 if design == "random gaps" else 0.0)
+    if design == "gaps by design":  # every other curve misses the same block of the grid
+        y = ds.y.values.copy()
+        y[::2, 8:14] = np.nan
+        ds["y"] = (("sample", "s"), y)
+    lams = np.array([1e-5, 1e-3, 1e-1])
+    kw = dict(dictionary=Fourier(3), kernel=Gaussian(1.0), output_matrix=1.5)
+    exact = KPLRegressor(**kw, lam=1e-3).fit(ds.x, ds.y)
+    approx = ApproxKPLRegressor(**kw, lam=1e-3, approx=Nystroem(60), chunk_size=7).fit(ds.x, ds.y)
+    assert exact.integration_ == approx.integration_ == "interpolate"
+    assert rel(approx.predict(ds.x), exact.predict(ds.x)) < 1e-10
+    tuned = ApproxKPLRegressor(**kw, lam=lams, approx=Nystroem(60), chunk_size=7).fit(ds.x, ds.y)
+    problem = prepare_problem(ds.x, ds.y, dictionary=Fourier(3))
+    B, identity = problem.output_matrix(1.5)
+    loo = RidgePath.fit(problem, Gaussian(1.0), B, identity).loo(lams)
+    assert rel(tuned.scores_, loo) < 1e-10
+    # the plug-in remains available, and gives other numbers on these curves
+    plugin = ApproxKPLRegressor(**kw, lam=1e-3, approx=Nystroem(60), integration="plugin").fit(ds.x, ds.y)
+    assert plugin.integration_ == "plugin" and rel(plugin.predict(ds.x), exact.predict(ds.x)) > 1e-4
+
+
+def test_auto_integration_is_the_exact_fits_choice(rng):
+    """integration="auto" from the streamed counts (a histogram of points per curve) chooses what the exact fits
+    choose from the whole data: complete, dense with gaps, sparse."""
+    for missing, expected in [(0.0, "quadrature"), (0.3, "interpolate"), (0.85, "plugin")]:
+        ds = curves(rng, n=40, missing=missing)
+        kw = dict(dictionary=Fourier(2), kernel=Gaussian(1.0), lam=1e-3)
+        exact = KPLRegressor(**kw).fit(ds.x, ds.y)
+        approx = ApproxKPLRegressor(**kw, approx=Nystroem(20), chunk_size=9).fit(ds.x, ds.y)
+        assert exact.integration_ == approx.integration_ == expected, missing
+    with pytest.raises(ValueError, match=r"needs every curve observed on the whole grid.*use 'interpolate'"):
+        ApproxKPLRegressor(**kw, approx=Nystroem(20), integration="quadrature").fit(ds.x, ds.y)
 
 
 def test_approximate_fits_go_through_their_own_estimator(rng):
@@ -231,7 +271,7 @@ def test_streaming_chunks_equal_in_memory(rng, missing):
     assert rel(many.stats_.T, one.stats_.T) < 1e-12
     assert rel(many.coef_, one.coef_) < 1e-10
     assert rel(many.predict(ds.x.values), one.predict(ds.x.values)) < 1e-10
-    assert many.integration_ == ("quadrature" if missing == 0 else "plugin")
+    assert many.integration_ == ("quadrature" if missing == 0 else "interpolate")  # as the exact fits choose
 
 
 def test_streaming_mean_function_matches_pointwise_mean(rng):

@@ -247,8 +247,8 @@ def test_approximate_kernel_through_the_front_end(dti):
 
     grid = np.geomspace(1e-5, 1e-1, 9)
     exact = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", level=4, interpolate_inputs=True,
-                                 lam=1e-3, width_grid=None, b_grid=None, progress=False,
-                                 integration="plugin").fit()  # approx= streams: the plug-in
+                                 lam=1e-3, width_grid=None, b_grid=None,
+                                 progress=False).fit()  # approx= integrates the gappy curves alike (interpolate)
     full = FunctionalRegression("rcst ~ cca", dti, dictionary="db3", level=4, interpolate_inputs=True, lam=1e-3,
                                 approx=Nystroem(100, random_state=0), progress=False).fit()
     np.testing.assert_allclose(full.fitted.values, exact.fitted.values, rtol=1e-6, atol=1e-8)

@@ -34,7 +34,9 @@ __all__ = [
     "describe_integration",
     "fill_gaps",
     "gram_deviation",
+    "integration_rule",
     "integration_weights",
+    "interpolate_rows",
     "observed_locations",
     "projection_points",
 ]
@@ -143,10 +145,23 @@ def auto_integration(obs: Observations) -> str:
     """
     if obs.fully_observed:
         return "quadrature"
-    counts = obs.counts
-    q = int(observed_locations(obs).size)
-    if counts.size and counts.min() < SPARSE_COUNT:
-        mid = median(counts.tolist())
+    return integration_rule(np.bincount(obs.counts), int(observed_locations(obs).size))
+
+
+def integration_rule(count_histogram: np.ndarray, q: int) -> str:
+    """:func:`auto_integration` for curves that are not all fully observed, from a histogram of the numbers of
+    points per curve (``count_histogram[k]`` curves have ``k`` points) and the number ``q`` of distinct observed
+    locations: what a streaming pass can sum chunk by chunk.
+
+    Examples
+    --------
+    >>> integration_rule(np.bincount([50, 45, 48]), 50), integration_rule(np.bincount([5, 5, 5]), 15)
+    ('interpolate', 'plugin')
+    """
+    hist = np.asarray(count_histogram, dtype=np.int64)
+    seen = np.flatnonzero(hist)
+    if seen.size and seen[0] < SPARSE_COUNT:
+        mid = median(np.repeat(np.arange(hist.size), hist).tolist())
         if mid < SPARSE_COUNT and mid < 0.5 * q:
             return "plugin"
     return "interpolate" if q <= MAX_INTERPOLATION_GRID else "quadrature"
@@ -228,7 +243,7 @@ def fill_gaps(obs: Observations) -> Observations:
     n = obs.n_samples
     on_grid = _dense_on_grid(obs)
     if on_grid is not None:
-        return Observations.from_dense(_interpolate_rows(on_grid[0], on_grid[1]), grid)
+        return Observations.from_dense(interpolate_rows(on_grid[0], on_grid[1]), grid)
     out = np.zeros((n, grid.size))
     bounds = np.concatenate([[0], np.cumsum(obs.counts)])
     order = np.lexsort((obs.location, obs.index))
@@ -255,10 +270,17 @@ def _dense_on_grid(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
     return Y[:, seen], obs.grid[seen]
 
 
-def _interpolate_rows(Y: np.ndarray, x: np.ndarray) -> np.ndarray:
+def interpolate_rows(Y: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Each row's linear interpolant at ``x`` between its observed (non-NaN) values, constant beyond its first
     and last ones, 0 for a row without values: row by row what :func:`numpy.interp` gives (the same
-    expression ``slope (x - x_j) + y_j``, so the same numbers), for all rows at once."""
+    expression ``slope (x - x_j) + y_j``, so the same numbers), for all rows at once.
+
+    Examples
+    --------
+    >>> interpolate_rows(np.array([[1.0, np.nan, 3.0], [np.nan, 2.0, np.nan]]), np.array([0.0, 1.0, 4.0]))
+    array([[1. , 1.5, 3. ],
+           [2. , 2. , 2. ]])
+    """
     n, m = Y.shape
     seen = ~np.isnan(Y)
     cols = np.arange(m)

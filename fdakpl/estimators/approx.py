@@ -57,6 +57,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.functional import Observations
+from ..data.integration import MODES, integration_rule
 from ..data.preprocessing import MeanFunction, check_same_samples
 from ..data.validation import check_bool, check_grid, check_lam
 from ..dictionaries import (
@@ -112,9 +113,13 @@ class ApproxKPLRegressor(FunctionalEstimator):
     ``xr.open_dataset(path, chunks={"sample": 50_000})``): their chunks along
     ``sample`` are reduced by dask, so nothing is loaded whole, on the local
     scheduler or on a ``dask.distributed`` cluster when a ``Client`` is
-    active. Partially observed responses (NaN = unobserved) use the plug-in
-    inner products per chunk. The mean function for centring is computed in
-    a first streaming pass (sums and counts per grid point).
+    active. Partially observed responses (NaN = unobserved) are integrated as
+    the exact fits integrate them: ``integration="auto"`` chooses from the
+    first pass's counts, per chunk, each curve's linear interpolant on the
+    observed grid points (``"interpolate"``, dense curves with gaps) or the
+    plug-in inner products (``"plugin"``, sparse curves); ``"quadrature"``
+    needs complete curves here. The mean function for centring is computed in
+    the first streaming pass (sums and counts per grid point).
 
     Parameters
     ----------
@@ -227,8 +232,8 @@ class ApproxKPLRegressor(FunctionalEstimator):
         self._kernel()
         self._lams()
         self._criterion()
-        if self.integration not in {"auto", "quadrature", "plugin"}:
-            raise ValueError(f"integration must be 'auto', 'quadrature' or 'plugin', got {self.integration!r}")
+        if self.integration not in MODES:
+            raise ValueError(f"integration must be one of {', '.join(map(repr, MODES))}, got {self.integration!r}")
         for name in ("chunk_size", "dictionary_sample"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -267,13 +272,19 @@ class ApproxKPLRegressor(FunctionalEstimator):
         self._set_training_info(info, inputs.spec)
 
         # pass 1: sums and counts per grid point (mean function, fully observed or not)
-        sums, counts = st.mean_pass(plan, progress=self.progress)
-        if self.integration == "auto":
-            mode = "quadrature" if np.all(counts == n) else "plugin"
+        sums, counts, per_curve = st.mean_pass(plan, progress=self.progress)
+        complete = bool(np.all(counts == n))
+        seen = np.flatnonzero(counts > 0)  # the grid columns some curve observes
+        if self.integration == "auto":  # as the exact fits choose (fdakpl.data.integration.auto_integration)
+            mode = "quadrature" if complete else integration_rule(per_curve, seen.size)
         else:
             mode = self.integration
-            if mode == "quadrature" and not np.all(counts == n):
-                raise ValueError("integration='quadrature' needs every curve observed on the whole grid; use 'plugin'")
+        if mode == "interpolate" and complete:
+            mode = "quadrature"  # nothing to fill: the same numbers
+        if mode == "quadrature" and not complete:
+            raise ValueError("integration='quadrature' needs every curve observed on the whole grid in the approximate "
+                             "fit (it streams the curves); use 'interpolate' (each curve's linear interpolant) or "
+                             "'plugin'")
         self.integration_ = mode
         self.mean_ = _mean_function(grid, sums, counts, dom) if self.center else None
         mean_on_grid = self.mean_(grid) if self.mean_ is not None else None
@@ -302,9 +313,15 @@ class ApproxKPLRegressor(FunctionalEstimator):
         # pass 2: sufficient statistics
         from ..data.functional import quadrature_weights
 
-        ctx = st.StatsContext(
-            features=fmap, layout=inputs.layout, mean=mean_on_grid, phi=dic.evaluate(grid),
-            quad_weights=quadrature_weights(grid, dom), length=dom[1] - dom[0], mode=mode)
+        if mode == "interpolate":  # the interpolants on the observed columns, as the exact fits (fill_gaps)
+            ctx = st.StatsContext(
+                features=fmap, layout=inputs.layout, mean=None if mean_on_grid is None else mean_on_grid[seen],
+                phi=dic.evaluate(grid[seen]), quad_weights=quadrature_weights(grid[seen], dom),
+                length=dom[1] - dom[0], mode=mode, columns=seen, locations=grid[seen])
+        else:
+            ctx = st.StatsContext(
+                features=fmap, layout=inputs.layout, mean=mean_on_grid, phi=dic.evaluate(grid),
+                quad_weights=quadrature_weights(grid, dom), length=dom[1] - dom[0], mode=mode)
         self.stats_ = st.stats_pass(plan, ctx, progress=self.progress)
         self.primal_ = primal_decompose(self.stats_, G, B)
 

@@ -36,6 +36,7 @@ import scipy.sparse as sp
 import xarray as xr
 
 from ..data.functional import SAMPLE, interpolate_missing, validate_functional
+from ..data.integration import interpolate_rows
 from ..data.preprocessing import InputSpec, ResponseInfo, prepare_inputs, prepare_response
 from ..utils.progress import progress as _progress
 
@@ -48,6 +49,7 @@ __all__ = [
     "StatsContext",
     "as_inputs",
     "as_response",
+    "filled_block",
     "is_dask",
     "mean_pass",
     "predict_pass",
@@ -390,18 +392,21 @@ def _block_mean(y: np.ndarray, start: int) -> np.ndarray:
     if empty.size:
         raise ValueError(f"the response has no observed point for samples at positions {(start + empty[:10]).tolist()}"
                          "; drop them, e.g. ds.dropna('sample', how='all', subset=[<response>])")
-    return np.stack([np.where(ok, y, 0.0).sum(axis=0), ok.sum(axis=0).astype(float)])
+    m = y.shape[1]
+    per_curve = np.bincount(ok.sum(axis=1), minlength=m + 1).astype(float)  # curves with k points, k = 0..m
+    return np.concatenate([np.where(ok, y, 0.0).sum(axis=0), ok.sum(axis=0).astype(float), per_curve])
 
 
-def mean_pass(plan: ChunkPlan, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Sums and counts of the observed response values per grid point.
+def mean_pass(plan: ChunkPlan, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sums and counts of the observed response values per grid point, and the histogram of the numbers of
+    points per curve (``[k]``: curves observed at ``k`` grid points; what ``integration="auto"`` needs).
 
     Examples
     --------
     >>> plan = ChunkPlan.of(as_inputs(np.zeros((3, 1))), as_response(np.array([[1.0, np.nan], [3.0, 4.0],
     ...                     [5.0, 6.0]])), 2)
     >>> mean_pass(plan)
-    (array([ 9., 10.]), array([3., 2.]))
+    (array([ 9., 10.]), array([3., 2.]), array([0, 1, 2]))
     """
     if not plan.has_response:
         raise ValueError("mean_pass needs a plan with a response")
@@ -417,7 +422,8 @@ def mean_pass(plan: ChunkPlan, progress: bool | None = None) -> tuple[np.ndarray
 
         parts = [delayed(_block_mean)(b[-1], s) for (s, _), b in zip(plan.bounds, blocks, strict=True)]
         acc = _compute(_tree_sum(parts), progress)
-    return acc[0], acc[1]
+    m = (acc.size - 1) // 3
+    return acc[:m], acc[m:2 * m], np.rint(acc[2 * m:]).astype(np.int64)
 
 
 # --------------------------------------------------------------------------
@@ -441,7 +447,13 @@ class StatsContext:
         Quadrature weights of the grid.
     length : float
         Length of the domain ``|Theta|`` (plug-in weights ``|Theta| / m_i``).
-    mode : {"quadrature", "plugin"}
+    mode : {"quadrature", "interpolate", "plugin"}
+    columns : numpy.ndarray or None
+        With ``"interpolate"``: the grid columns some curve observes; ``mean``, ``phi`` and ``quad_weights`` are
+        then on those columns, and each chunk's centred curves are filled there by linear interpolation
+        (:func:`filled_block`), as the exact fits do (:func:`fdakpl.data.integration.fill_gaps`).
+    locations : numpy.ndarray or None
+        With ``"interpolate"``: the locations of ``columns``.
     """
 
     features: Any
@@ -451,6 +463,24 @@ class StatsContext:
     quad_weights: np.ndarray
     length: float
     mode: str
+    columns: np.ndarray | None = None
+    locations: np.ndarray | None = None
+
+
+def filled_block(ctx: StatsContext, y: np.ndarray) -> np.ndarray:
+    """A chunk's centred curves on ``ctx.columns``, their gaps filled by linear interpolation (``"interpolate"``).
+
+    Examples
+    --------
+    >>> ctx = StatsContext(None, None, np.zeros(2), np.ones((2, 1)), np.array([0.5, 0.5]), 1.0, "interpolate",
+    ...                    np.array([0, 2]), np.array([0.0, 1.0]))
+    >>> filled_block(ctx, np.array([[2.0, 7.0, np.nan], [1.0, np.nan, 3.0]]))
+    array([[2., 2.],
+           [1., 3.]])
+    """
+    assert ctx.columns is not None and ctx.locations is not None
+    y = np.asarray(y, dtype=float)[:, ctx.columns]
+    return interpolate_rows(y - ctx.mean if ctx.mean is not None else y, ctx.locations)
 
 
 def chunk_nu(ctx: StatsContext, y: np.ndarray, start: int = 0) -> np.ndarray:
@@ -466,6 +496,8 @@ def chunk_nu(ctx: StatsContext, y: np.ndarray, start: int = 0) -> np.ndarray:
     y = np.asarray(y, dtype=float)
     if np.isinf(y).any():
         raise ValueError("the response has infinite values; replace them by NaN to mark them unobserved")
+    if ctx.mode == "interpolate":
+        return (filled_block(ctx, y) * ctx.quad_weights) @ ctx.phi
     ok = ~np.isnan(y)
     yc = y - ctx.mean if ctx.mean is not None else y
     yc = np.where(ok, yc, 0.0)

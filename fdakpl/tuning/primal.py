@@ -112,13 +112,15 @@ def primal_loo_block(ctx: tuple, start: int, limit: bool, *blocks: np.ndarray) -
 
     from threadpoolctl import threadpool_limits
 
-    from ..solvers.streaming import chunk_nu
+    from ..solvers.streaming import chunk_nu, filled_block
 
     sctx, primal, lams = ctx
     with threadpool_limits(1) if limit else nullcontext():  # dask tasks: one BLAS thread each
         Z = sctx.features.transform(sctx.layout.assemble(blocks[:-1], start), sctx.layout.weights)
         N = chunk_nu(sctx, blocks[-1], start)
         phiP = sctx.phi @ (primal.B_half @ primal.V)
-        yy, Mrot = chunk_quadratics(np.asarray(blocks[-1], dtype=float), sctx.mean, phiP, sctx.quad_weights,
-                                    sctx.length, sctx.mode)
+        y, mean, mode = np.asarray(blocks[-1], dtype=float), sctx.mean, sctx.mode
+        if mode == "interpolate":  # the centred interpolants on the observed columns, integrated by quadrature
+            y, mean, mode = filled_block(sctx, y), None, "quadrature"
+        yy, Mrot = chunk_quadratics(y, mean, phiP, sctx.quad_weights, sctx.length, mode)
         return primal_loo_terms(Z, N, yy, Mrot, primal, lams)

@@ -474,9 +474,10 @@ test_that("27.20 approximations from R: kpl_approx() and approx = \"nystroem\"",
   need_python()
   d <- first_visits()
   k <- kpl_kernel("gaussian", sigma = 0.5)
-  # the approximate route integrates partially observed curves by the plug-in (the exact route's default for
-  # dense curves with gaps interpolates them): the same integration on both sides
-  exact <- fit27(rcst ~ cca, d[1:60, ], kernel = k, output_matrix = 1, integration = "plugin")
+  # the approximate route integrates partially observed curves as the exact route does (dense curves with gaps:
+  # their interpolants, filled chunk by chunk as it streams them)
+  exact <- fit27(rcst ~ cca, d[1:60, ], kernel = k, output_matrix = 1)
+  expect_identical(exact$py$estimator$integration_, "interpolate")
   expect_error(fit27(rcst ~ cca, d[1:60, ], integration = "trapz"), "`integration` must be one of",
                class = "fdakpl_input_error")
   ny_all <- fit27(rcst ~ cca, d[1:60, ], kernel = k, output_matrix = 1, approx = "nystroem")  # a landmark per curve
