@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 R_CODE = r"""
-fdakpl_pffr <- function(y, tt, inputs, Z, newinputs, newZ, tnew, k_int, k_ff, k_by) {
-  suppressPackageStartupMessages(library(mgcv))
-  dat <- list(y = y, t = tt)
-  nd <- list(t = tnew)
+# pffr's terms on the long form: the data of the fit (dat) and of the prediction (nd) gain the columns of each
+# functional input (S, T, L) and of each factor dummy (z); returns them with the terms of the formula
+fdakpl_pffr_design <- function(dat, nd, inputs, Z, newinputs, newZ, k_int, k_ff, k_by) {
+  y <- dat$y; tt <- dat$t; tnew <- nd$t
   terms <- sprintf("s(t, bs = \"ps\", k = %d, m = c(2, 1))", k_int)
   for (k in seq_along(inputs)) {
     inp <- inputs[[k]]; new <- newinputs[[k]]
@@ -46,16 +46,24 @@ fdakpl_pffr <- function(y, tt, inputs, Z, newinputs, newZ, tnew, k_int, k_ff, k_
     nd[[paste0("z", l)]] <- newZ[, l]
     terms <- c(terms, sprintf("s(t, by = z%d, bs = \"ps\", k = %d, m = c(2, 1))", l, k_by))
   }
-  fml <- as.formula(paste("y ~", paste(terms, collapse = " + ")))
+  list(dat = dat, nd = nd, terms = terms)
+}
+
+fdakpl_pffr <- function(y, tt, inputs, Z, newinputs, newZ, tnew, k_int, k_ff, k_by) {
+  suppressPackageStartupMessages(library(mgcv))
+  design <- fdakpl_pffr_design(list(y = y, t = tt), list(t = tnew), inputs, Z, newinputs, newZ, k_int, k_ff, k_by)
+  dat <- design$dat
+  fml <- as.formula(paste("y ~", paste(design$terms, collapse = " + ")))
   fit <- gam(fml, data = dat, method = "REML")
-  list(pred = as.numeric(predict(fit, newdata = nd)), edf = sum(fit$edf))
+  list(pred = as.numeric(predict(fit, newdata = design$nd)), edf = sum(fit$edf))
 }
 """
 
 _READY = False
 
 
-def _r() -> Any:
+def r_with_pffr() -> Any:
+    """rpy2's robjects, with this module's R functions (fdakpl_pffr, fdakpl_pffr_design) defined once."""
     global _READY
     import rpy2.robjects as ro
 
@@ -67,7 +75,7 @@ def _r() -> Any:
 
 def mgcv_version() -> str:
     """Version of R's mgcv (raises if rpy2 or mgcv is missing)."""
-    ro = _r()
+    ro = r_with_pffr()
     return str(ro.r('as.character(utils::packageVersion("mgcv"))')[0])
 
 
@@ -105,16 +113,31 @@ def fit_predict(Y: np.ndarray, t: np.ndarray, X: dict[str, tuple[np.ndarray, np.
     edf : float
         Effective degrees of freedom of the fit (REML).
     """
-    ro = _r()
+    ro = r_with_pffr()
     from rpy2.robjects import numpy2ri
     from rpy2.robjects.conversion import localconverter
 
-    Y = np.asarray(Y, dtype=float)
     t = np.asarray(t, dtype=float)
-    rows, cols = np.nonzero(~np.isnan(Y))
-    y = Y[rows, cols]
     n_new = next(iter(X_new.values())).shape[0] if X_new else Z_new.shape[0]
-    tnew = np.tile(t, n_new)
+    rows, cols, design = long_form(Y, t, X, X_new, Z, Z_new)
+    with localconverter(ro.default_converter + numpy2ri.converter):
+        out = ro.r["fdakpl_pffr"](np.asarray(Y, dtype=float)[rows, cols], t[cols], design["inputs"], design["Z"],
+                                  design["newinputs"], design["newZ"], np.tile(t, n_new), k_int, k_ff, k_by)
+        pred = np.asarray(out["pred"]).reshape(n_new, t.size)
+        edf = float(np.asarray(out["edf"]).ravel()[0])
+    return pred, edf
+
+
+def long_form(Y: np.ndarray, t: np.ndarray, X: dict[str, tuple[np.ndarray, np.ndarray]], X_new: dict[str, np.ndarray],
+              Z: np.ndarray | None, Z_new: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """The observed points ``(rows, cols)`` of ``Y`` and, as R objects, the arguments ``inputs``, ``Z``,
+    ``newinputs``, ``newZ`` of ``fdakpl_pffr_design`` (inputs weighted by the trapezoid rule; the new curves'
+    rows repeated for every point of ``t``)."""
+    import rpy2.robjects as ro
+    from rpy2.robjects import numpy2ri
+    from rpy2.robjects.conversion import localconverter
+
+    rows, cols = np.nonzero(~np.isnan(np.asarray(Y, dtype=float)))
     inputs, newinputs = [], []
     for name, (vals, grid) in X.items():
         w = _trapezoid(np.asarray(grid, dtype=float))
@@ -124,11 +147,9 @@ def fit_predict(Y: np.ndarray, t: np.ndarray, X: dict[str, tuple[np.ndarray, np.
         inputs.append({"s": np.asarray(grid, dtype=float), "L": vals[rows] * w})
         newinputs.append(np.repeat(np.asarray(X_new[name], dtype=float), t.size, axis=0) * w)
     with localconverter(ro.default_converter + numpy2ri.converter):
-        r_inputs = ro.ListVector({str(i): ro.ListVector(v) for i, v in enumerate(inputs)}) if inputs else ro.NULL
-        r_new = ro.ListVector({str(i): v for i, v in enumerate(newinputs)}) if newinputs else ro.NULL
-        r_Z = ro.NULL if Z is None else np.asarray(Z, dtype=float)[rows]
-        r_Znew = ro.NULL if Z_new is None else np.repeat(np.asarray(Z_new, dtype=float), t.size, axis=0)
-        out = ro.r["fdakpl_pffr"](y, t[cols], r_inputs, r_Z, r_new, r_Znew, tnew, k_int, k_ff, k_by)
-        pred = np.asarray(out["pred"]).reshape(n_new, t.size)
-        edf = float(np.asarray(out["edf"]).ravel()[0])
-    return pred, edf
+        design = {
+            "inputs": ro.ListVector({str(i): ro.ListVector(v) for i, v in enumerate(inputs)}) if inputs else ro.NULL,
+            "newinputs": ro.ListVector({str(i): v for i, v in enumerate(newinputs)}) if newinputs else ro.NULL,
+            "Z": ro.NULL if Z is None else np.asarray(Z, dtype=float)[rows],
+            "newZ": ro.NULL if Z_new is None else np.repeat(np.asarray(Z_new, dtype=float), t.size, axis=0)}
+    return rows, cols, design

@@ -56,7 +56,7 @@ import xarray as xr  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 from _results import write_results  # noqa: E402
 from accuracy_data import dummies  # noqa: E402
-from mgcv_reference import _trapezoid  # noqa: E402
+from mgcv_reference import long_form, r_with_pffr  # noqa: E402
 
 import fdakpl.regression.steps as front_end  # noqa: E402
 from fdakpl import FunctionalRegression, datasets  # noqa: E402
@@ -73,27 +73,11 @@ fdakpl_pffr_re <- function(y, tt, id, inputs, Z, newinputs, newZ, tnew, newid, k
                            with_re) {
   suppressPackageStartupMessages(library(mgcv))
   lev <- sort(unique(id))
-  dat <- list(y = y, t = tt, id = factor(id, levels = lev))
   nid <- ifelse(known, newid, lev[1])  # a new subject: any level, its random intercept excluded below
-  nd <- list(t = tnew, id = factor(nid, levels = lev))
-  terms <- sprintf("s(t, bs = \"ps\", k = %d, m = c(2, 1))", k_int)
-  for (k in seq_along(inputs)) {
-    inp <- inputs[[k]]; new <- newinputs[[k]]
-    q <- length(inp$s)
-    dat[[paste0("S", k)]] <- matrix(inp$s, nrow = length(y), ncol = q, byrow = TRUE)
-    dat[[paste0("T", k)]] <- matrix(tt, nrow = length(y), ncol = q)
-    dat[[paste0("L", k)]] <- inp$L
-    nd[[paste0("S", k)]] <- matrix(inp$s, nrow = length(tnew), ncol = q, byrow = TRUE)
-    nd[[paste0("T", k)]] <- matrix(tnew, nrow = length(tnew), ncol = q)
-    nd[[paste0("L", k)]] <- new
-    terms <- c(terms, sprintf(
-      "te(S%d, T%d, by = L%d, bs = \"ps\", k = c(%d, %d), m = list(c(2, 1), c(2, 1)))", k, k, k, k_ff, k_ff))
-  }
-  if (!is.null(Z)) for (l in seq_len(ncol(Z))) {
-    dat[[paste0("z", l)]] <- Z[, l]
-    nd[[paste0("z", l)]] <- newZ[, l]
-    terms <- c(terms, sprintf("s(t, by = z%d, bs = \"ps\", k = %d, m = c(2, 1))", l, k_by))
-  }
+  design <- fdakpl_pffr_design(list(y = y, t = tt, id = factor(id, levels = lev)),
+                               list(t = tnew, id = factor(nid, levels = lev)), inputs, Z, newinputs, newZ,
+                               k_int, k_ff, k_by)  # benchmarks/mgcv_reference.py
+  dat <- design$dat; nd <- design$nd; terms <- design$terms
   if (with_re) terms <- c(terms, sprintf("ti(id, t, bs = c(\"re\", \"ps\"), k = c(%d, %d))", length(lev), k_by))
   fml <- as.formula(paste("y ~", paste(terms, collapse = " + ")))
   fit <- bam(fml, data = dat, method = "fREML")
@@ -112,28 +96,20 @@ def mgcv_fit_predict(Y: np.ndarray, t: np.ndarray, ids: np.ndarray, X: dict[str,
                      with_re: bool) -> tuple[np.ndarray, float]:
     """pffr's construction (benchmarks/mgcv_reference.py), by bam(fREML), with or without ``ti(id, t, bs =
     c("re", "ps"))``; predictions of the new curves on ``t`` (a new subject: the random intercept excluded)."""
-    import rpy2.robjects as ro
     from rpy2.robjects import numpy2ri
     from rpy2.robjects.conversion import localconverter
 
+    ro = r_with_pffr()  # defines fdakpl_pffr_design
     ro.r(R_CODE)
-    rows, cols = np.nonzero(~np.isnan(Y))
+    rows, cols, design = long_form(Y, t, X, X_new, Z, Z_new)
     n_new = len(new_ids)
-    inputs, newinputs = [], []
-    for name, (vals, grid) in X.items():
-        w = _trapezoid(grid)
-        inputs.append({"s": grid, "L": vals[rows] * w})
-        newinputs.append(np.repeat(X_new[name], t.size, axis=0) * w)
     labels = {v: i for i, v in enumerate(sorted(set(ids.tolist()), key=str))}
     known = np.array([v in labels for v in new_ids.tolist()])
     new_codes = np.array([labels.get(v, 0) for v in new_ids.tolist()], dtype=float)
     codes = np.array([labels[v] for v in ids.tolist()], dtype=float)
     with localconverter(ro.default_converter + numpy2ri.converter):
-        r_inputs = ro.ListVector({str(i): ro.ListVector(v) for i, v in enumerate(inputs)})
-        r_new = ro.ListVector({str(i): v for i, v in enumerate(newinputs)})
-        r_Z = ro.NULL if Z is None else Z[rows]
-        r_Znew = ro.NULL if Z_new is None else np.repeat(Z_new, t.size, axis=0)
-        out = ro.r["fdakpl_pffr_re"](Y[rows, cols], t[cols], codes[rows], r_inputs, r_Z, r_new, r_Znew,
+        out = ro.r["fdakpl_pffr_re"](Y[rows, cols], t[cols], codes[rows], design["inputs"], design["Z"],
+                                     design["newinputs"], design["newZ"],
                                      np.tile(t, n_new), np.repeat(new_codes, t.size), np.repeat(known, t.size),
                                      20, 5, 5, with_re)
         pred = np.asarray(out["pred"]).reshape(n_new, t.size)
