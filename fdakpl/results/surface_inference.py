@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,47 @@ from .interpretation import coefficient_surface_of, linear_surface, reference_ar
 from .surface_bayes import posterior_sd
 
 __all__ = ["default_atoms", "default_bandwidths", "select_smoothing", "select_surface", "surface_bands"]
+
+
+def _term_criterion(model: Any, term: str, criterion: str | None, default: str) -> str:
+    """The criterion of a search over ``term``'s settings (the model's ``lam`` when it is "gcv" or "loo", else
+    ``default``), after checking that ``term`` is a functional term."""
+    if term not in model.parsed.functional_terms:
+        raise ValueError(f"{term!r} is not a functional term of {model.formula!r}; functional terms: "
+                         f"{model.parsed.functional_terms}")
+    crit = criterion or (model.lam if isinstance(model.lam, str) and model.lam in {"gcv", "loo"} else default)
+    if crit not in {"gcv", "loo"}:
+        raise ValueError(f"criterion must be 'gcv' or 'loo', got {crit!r}")
+    return crit
+
+
+def _best_refit(model: Any, crit: str, column: str, values: list, settings: Callable[[Any], dict[str, Any]],
+                desc: str, progress: bool | None) -> tuple[Any, pd.DataFrame, int]:
+    """Refit a copy of ``model`` with the attributes ``settings(v)`` for each value ``v``, lambda chosen by ``crit``
+    on the model's lambda grid (or the grid given as ``lam``); return the fit with the smallest criterion, the
+    path (``column``, criterion, lambda per value) and the chosen position. fdakpl's warnings of each fit are
+    gathered per thread (no global warning filter: :func:`~fdakpl.utils.notices.said_once`); only those of the
+    chosen fit are said."""
+    grid = model.lam_grid
+    if not isinstance(model.lam, str) and np.ndim(model.lam) == 1:  # a grid given as lam
+        grid = np.asarray(model.lam, dtype=float)
+    rows, fits = [], []
+    show = model.progress if progress is None else progress
+    for v in bar(values, desc=desc, enabled=show):
+        m = copy.copy(model)
+        for name, value in settings(v).items():
+            setattr(m, name, value)
+        m.lam, m.lam_grid, m.progress = crit, grid, False
+        with said_once(quiet=(Warning,)) as caught:
+            res = m.fit()
+        rows.append({column: v, "criterion": float(np.nanmin(getattr(res.criteria, crit))), "lambda": res.lam})
+        fits.append((res, list(caught)))
+    path = pd.DataFrame(rows)
+    best = int(np.argmin(path["criterion"].to_numpy()))
+    res, caught = fits[best]
+    for w in distinct(caught):
+        warn(str(w.message), w.category)
+    return res, path, best
 
 
 def default_bandwidths(grid: np.ndarray) -> np.ndarray:
@@ -86,37 +128,13 @@ def select_smoothing(model: Any, term: str, bandwidths: Any = None, criterion: s
     >>> list(path.columns)
     ['bandwidth', 'criterion', 'lambda']
     """
-    if term not in model.parsed.functional_terms:
-        raise ValueError(f"{term!r} is not a functional term of {model.formula!r}; functional terms: "
-                         f"{model.parsed.functional_terms}")
-    crit = criterion or (model.lam if isinstance(model.lam, str) and model.lam in {"gcv", "loo"} else "gcv")
-    if crit not in {"gcv", "loo"}:
-        raise ValueError(f"criterion must be 'gcv' or 'loo', got {crit!r}")
+    crit = _term_criterion(model, term, criterion, "gcv")
     bws = default_bandwidths(model.parsed.input_grids[term]) if bandwidths is None else np.asarray(bandwidths, float)
     if bws.size == 0 or np.any(~np.isfinite(bws)) or np.any(bws < 0):
         raise ValueError("bandwidths must be a non-empty sequence of numbers >= 0")
-    grid = model.lam_grid
-    if not isinstance(model.lam, str) and np.ndim(model.lam) == 1:  # a grid given as lam
-        grid = np.asarray(model.lam, dtype=float)
-    rows, fits = [], []
-    show = model.progress if progress is None else progress
-    for bw in bar(list(bws), desc=f"smoothing of {term}", enabled=show):
-        m = copy.copy(model)
-        m.kernels = {**(model.kernels or {}), term: SmoothedLinear(float(bw))}
-        m.lam, m.lam_grid = crit, grid
-        m.progress = False
-        # fdakpl's warnings of each fit gathered per thread (no global warning filter: notices.said_once);
-        # only those of the chosen bandwidth are said
-        with said_once(quiet=(Warning,)) as caught:
-            res = m.fit()
-        values = getattr(res.criteria, crit)
-        rows.append({"bandwidth": float(bw), "criterion": float(np.nanmin(values)), "lambda": res.lam})
-        fits.append((res, list(caught)))
-    path = pd.DataFrame(rows)
-    best = int(np.argmin(path["criterion"].to_numpy()))
-    res, caught = fits[best]
-    for w in distinct(caught):
-        warn(str(w.message), w.category)
+    res, path, best = _best_refit(
+        model, crit, "bandwidth", [float(bw) for bw in bws],
+        lambda bw: {"kernels": {**(model.kernels or {}), term: SmoothedLinear(bw)}}, f"smoothing of {term}", progress)
     res.notes.append(f"SmoothedLinear bandwidth of {term!r} = {bws[best]:.4g} chosen by {crit.upper()} among "
                      f"{bws.size} values in [{bws.min():.3g}, {bws.max():.3g}]")
     return res, path
@@ -176,36 +194,17 @@ def select_surface(model: Any, term: str, n_atoms: Any = None, kernel: Any = Non
     >>> list(path.columns), res.kernels["x"]
     (['n_atoms', 'criterion', 'lambda'], PenalizedLinear(null_weight=10000.0, order=2))
     """
-    if term not in model.parsed.functional_terms:
-        raise ValueError(f"{term!r} is not a functional term of {model.formula!r}; functional terms: "
-                         f"{model.parsed.functional_terms}")
-    crit = criterion or (model.lam if isinstance(model.lam, str) and model.lam in {"gcv", "loo"} else "loo")
-    if crit not in {"gcv", "loo"}:
-        raise ValueError(f"criterion must be 'gcv' or 'loo', got {crit!r}")
+    crit = _term_criterion(model, term, criterion, "loo")
     response = model.data[model.parsed.response]
     m_out = int(np.prod([response.sizes[d] for d in response.dims if d != SAMPLE]))
     sizes = default_atoms(m_out) if n_atoms is None else np.asarray(n_atoms)
     if sizes.size == 0 or np.any(sizes != np.round(sizes)) or np.any(sizes < 4):
         raise ValueError(f"n_atoms must be a non-empty sequence of integers >= 4 (cubic B-splines), got {n_atoms}")
     ker = PenalizedLinear() if kernel is None else kernel
-    grid = model.lam_grid
-    if not isinstance(model.lam, str) and np.ndim(model.lam) == 1:
-        grid = np.asarray(model.lam, dtype=float)
-    rows, fits = [], []
-    show = model.progress if progress is None else progress
-    for k in bar([int(v) for v in sizes], desc=f"surface of {term}", enabled=show):
-        m = copy.copy(model)
-        m.kernels = {**(model.kernels or {}), term: ker}
-        m.dictionary, m.lam, m.lam_grid, m.progress = BSpline(k), crit, grid, False
-        with said_once(quiet=(Warning,)) as caught:  # per thread, no global warning filter (issue 26, item 19)
-            res = m.fit()
-        rows.append({"n_atoms": k, "criterion": float(np.nanmin(getattr(res.criteria, crit))), "lambda": res.lam})
-        fits.append((res, list(caught)))
-    path = pd.DataFrame(rows)
-    best = int(np.argmin(path["criterion"].to_numpy()))
-    res, caught = fits[best]
-    for w in distinct(caught):
-        warn(str(w.message), w.category)
+    res, path, best = _best_refit(
+        model, crit, "n_atoms", [int(v) for v in sizes],
+        lambda k: {"kernels": {**(model.kernels or {}), term: ker}, "dictionary": BSpline(k)}, f"surface of {term}",
+        progress)
     res.notes.append(f"coefficient surface of {term!r}: {ker!r}, BSpline({int(sizes[best])}) chosen by "
                      f"{crit.upper()} among {sizes.size} sizes in [{int(sizes.min())}, {int(sizes.max())}]")
     return res, path
