@@ -24,11 +24,12 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-__all__ = ["JSON_FACTOR", "check_max_bytes", "inline_arrays", "plan_array", "plan_json"]
+__all__ = ["JSON_FACTOR", "check_max_bytes", "description_dicts", "inline_arrays", "plan_array", "plan_json"]
 
 #: bytes of Python objects per character of JSON text, at most (measured: 35 for ``[[], [], ...]``)
 JSON_FACTOR = 48
@@ -107,15 +108,24 @@ def inline_arrays(obj: Any) -> list[dict[str, Any]]:
     >>> inline_arrays({"a": [{"__ndarray__": "<f8", "shape": [0], "data": []}]})
     [{'__ndarray__': '<f8', 'shape': [0], 'data': []}]
     """
-    out: list[dict[str, Any]] = []
+    return [d for d in description_dicts(obj, into=lambda d: "__ndarray__" not in d) if "__ndarray__" in d]
+
+
+def description_dicts(obj: Any, into: Any = None) -> Iterator[dict[str, Any]]:
+    """Every mapping in a parsed JSON description (lists and mappings walked without recursion, so a forged
+    nesting depth cannot exhaust the stack); ``into(d)`` False: ``d``'s values are not walked.
+
+    Examples
+    --------
+    >>> [sorted(d) for d in description_dicts([{"a": {"b": 1}}, 2])]
+    [['a'], ['b']]
+    """
     stack = [obj]
     while stack:
         cur = stack.pop()
         if isinstance(cur, list):
             stack.extend(cur)
         elif isinstance(cur, dict):
-            if "__ndarray__" in cur:
-                out.append(cur)
-            else:
+            yield cur
+            if into is None or into(cur):
                 stack.extend(cur.values())
-    return out

@@ -36,7 +36,7 @@ import xarray as xr
 from ..kernels import kernel_or_default
 from ..utils.saved import saved_defaults, saved_fields
 from . import netcdf_format as fmt
-from .load_budget import check_max_bytes, inline_arrays, plan_array, plan_json
+from .load_budget import check_max_bytes, description_dicts, inline_arrays, plan_array, plan_json
 
 __all__ = ["MAX_BYTES", "load"]
 
@@ -194,16 +194,10 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
 def _array_refs(obj: Any, out: dict[str, int]) -> dict[str, int]:
     """Names of the arrays a model description refers to, with how often (every reference after the first is a
     copy)."""
-    stack = [obj]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, list):
-            stack.extend(cur)
-        elif isinstance(cur, dict):
-            name = cur.get("__array__")
-            if isinstance(name, str):
-                out[name] = out.get(name, 0) + 1
-            stack.extend(cur.values())
+    for cur in description_dicts(obj):
+        name = cur.get("__array__")
+        if isinstance(name, str):
+            out[name] = out.get(name, 0) + 1
     return out
 
 
