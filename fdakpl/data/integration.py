@@ -241,9 +241,9 @@ def fill_gaps(obs: Observations) -> Observations:
     """
     grid = observed_locations(obs)
     n = obs.n_samples
-    on_grid = _dense_on_grid(obs)
-    if on_grid is not None:
-        return Observations.from_dense(interpolate_rows(on_grid[0], on_grid[1]), grid)
+    if _one_point_per_cell(obs):  # dense curves: all at once
+        assert obs.grid is not None
+        return Observations.from_dense(interpolate_rows(obs.to_dense()[:, np.isin(obs.grid, grid)], grid), grid)
     out = np.zeros((n, grid.size))
     bounds = np.concatenate([[0], np.cumsum(obs.counts)])
     order = np.lexsort((obs.location, obs.index))
@@ -255,19 +255,14 @@ def fill_gaps(obs: Observations) -> Observations:
     return Observations.from_dense(out, grid)
 
 
-def _dense_on_grid(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(Y, x)``: the curves as rows on the locations some curve observes (NaN elsewhere) and those locations,
-    when the observations sit on an increasing grid with at most one point per curve and location; else None."""
+def _one_point_per_cell(obs: Observations) -> bool:
+    """Whether the observations sit on an increasing grid with at most one point per curve and location (then
+    :meth:`Observations.to_dense` holds them all)."""
     if obs.grid is None or obs.grid_index is None or obs.grid.size < 2 or np.any(np.diff(obs.grid) <= 0):
-        return None
+        return False
     m = obs.grid.size
     cells = np.asarray(obs.index) * m + np.asarray(obs.grid_index)
-    if cells.size and np.bincount(cells, minlength=obs.n_samples * m).max() > 1:
-        return None
-    Y = np.full((obs.n_samples, m), np.nan)
-    Y[obs.index, obs.grid_index] = obs.value
-    seen = np.bincount(obs.grid_index, minlength=m) > 0
-    return Y[:, seen], obs.grid[seen]
+    return not (cells.size and np.bincount(cells, minlength=obs.n_samples * m).max() > 1)
 
 
 def interpolate_rows(Y: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -369,8 +364,7 @@ def gram_deviation(obs: Observations, weights: np.ndarray, phi: np.ndarray, gram
     if obs.grid is not None and obs.grid_index is not None and phi.shape[0] == obs.grid.size:
         # on a grid: G_i = Phi^T diag(W_i) Phi for blocks of curves in one product W (k, m) x (m, d^2)
         m = obs.grid.size
-        W = np.zeros((n, m))
-        W[obs.index, obs.grid_index] = weights
+        W = np.nan_to_num(obs.with_values(weights).to_dense())  # 0 where a curve has no point
         pairs = (phi[:, :, None] * phi[:, None, :]).reshape(m, d * d)
         rows = max(1, chunk // max(d * d, 1))
         for i in range(0, n, rows):

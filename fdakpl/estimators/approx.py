@@ -313,15 +313,12 @@ class ApproxKPLRegressor(FunctionalEstimator):
         # pass 2: sufficient statistics
         from ..data.functional import quadrature_weights
 
-        if mode == "interpolate":  # the interpolants on the observed columns, as the exact fits (fill_gaps)
-            ctx = st.StatsContext(
-                features=fmap, layout=inputs.layout, mean=None if mean_on_grid is None else mean_on_grid[seen],
-                phi=dic.evaluate(grid[seen]), quad_weights=quadrature_weights(grid[seen], dom),
-                length=dom[1] - dom[0], mode=mode, columns=seen, locations=grid[seen])
-        else:
-            ctx = st.StatsContext(
-                features=fmap, layout=inputs.layout, mean=mean_on_grid, phi=dic.evaluate(grid),
-                quad_weights=quadrature_weights(grid, dom), length=dom[1] - dom[0], mode=mode)
+        filled = mode == "interpolate"  # the interpolants on the observed columns, as the exact fits (fill_gaps)
+        cols = seen if filled else np.arange(grid.size)
+        ctx = st.StatsContext(
+            features=fmap, layout=inputs.layout, mean=None if mean_on_grid is None else mean_on_grid[cols],
+            phi=dic.evaluate(grid[cols]), quad_weights=quadrature_weights(grid[cols], dom), length=dom[1] - dom[0],
+            mode=mode, columns=seen if filled else None, locations=grid[seen] if filled else None)
         self.stats_ = st.stats_pass(plan, ctx, progress=self.progress)
         self.primal_ = primal_decompose(self.stats_, G, B)
 

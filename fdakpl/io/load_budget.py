@@ -24,7 +24,7 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -111,7 +111,7 @@ def inline_arrays(obj: Any) -> list[dict[str, Any]]:
     return [d for d in description_dicts(obj, into=lambda d: "__ndarray__" not in d) if "__ndarray__" in d]
 
 
-def description_dicts(obj: Any, into: Any = None) -> Iterator[dict[str, Any]]:
+def description_dicts(obj: Any, into: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[dict[str, Any]]:
     """Every mapping in a parsed JSON description (lists and mappings walked without recursion, so a forged
     nesting depth cannot exhaust the stack); ``into(d)`` False: ``d``'s values are not walked.
 
