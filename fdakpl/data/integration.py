@@ -22,7 +22,7 @@ from statistics import median
 
 import numpy as np
 
-from .functional import Observations, quadrature_weights
+from .functional import Observations, interpolate_rows, quadrature_weights
 
 __all__ = [
     "GRAM_TOLERANCE",
@@ -36,7 +36,6 @@ __all__ = [
     "gram_deviation",
     "integration_rule",
     "integration_weights",
-    "interpolate_rows",
     "observed_locations",
     "projection_points",
 ]
@@ -263,38 +262,6 @@ def _one_point_per_cell(obs: Observations) -> bool:
     m = obs.grid.size
     cells = np.asarray(obs.index) * m + np.asarray(obs.grid_index)
     return not (cells.size and np.bincount(cells, minlength=obs.n_samples * m).max() > 1)
-
-
-def interpolate_rows(Y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Each row's linear interpolant at ``x`` between its observed (non-NaN) values, constant beyond its first
-    and last ones, 0 for a row without values: row by row what :func:`numpy.interp` gives (the same
-    expression ``slope (x - x_j) + y_j``, so the same numbers), for all rows at once.
-
-    Examples
-    --------
-    >>> interpolate_rows(np.array([[1.0, np.nan, 3.0], [np.nan, 2.0, np.nan]]), np.array([0.0, 1.0, 4.0]))
-    array([[1. , 1.5, 3. ],
-           [2. , 2. , 2. ]])
-    """
-    n, m = Y.shape
-    seen = ~np.isnan(Y)
-    cols = np.arange(m)
-    prev = np.maximum.accumulate(np.where(seen, cols, -1), axis=1)  # last observed column <= p
-    nxt = np.minimum.accumulate(np.where(seen, cols, m)[:, ::-1], axis=1)[:, ::-1]  # first observed >= p
-    first = np.where(seen.any(axis=1), seen.argmax(axis=1), 0)
-    last = m - 1 - seen[:, ::-1].argmax(axis=1)
-    rows = np.arange(n)
-    out = np.where(seen, Y, 0.0)
-    inside = ~seen & (prev >= 0) & (nxt < m)
-    i, p = np.nonzero(inside)
-    j, k = prev[i, p], nxt[i, p]
-    slope = (Y[i, k] - Y[i, j]) / (x[k] - x[j])
-    out[i, p] = slope * (x[p] - x[j]) + Y[i, j]
-    before = ~seen & (prev < 0) & (nxt < m)
-    out[before] = np.broadcast_to(Y[rows, first][:, None], (n, m))[before]
-    after = ~seen & (nxt >= m) & (prev >= 0)
-    out[after] = np.broadcast_to(Y[rows, last][:, None], (n, m))[after]
-    return out
 
 
 def projection_points(obs: Observations, domain: tuple[float, float], mode: str = "auto"

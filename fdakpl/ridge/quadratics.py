@@ -179,8 +179,7 @@ def curve_quadratics(obs: Observations, phi_obs: np.ndarray, weights: np.ndarray
     yy = np.bincount(obs.index, weights=weights * value**2, minlength=n)
     if on_grid:
         assert obs.grid is not None and obs.grid_index is not None
-        W = np.zeros((n, obs.grid.size))
-        W[obs.index, obs.grid_index] = weights
+        W = np.nan_to_num(obs.with_values(weights).to_dense())  # 0 where a curve has no point
         if obs.fully_observed and np.allclose(W, W[0]):
             return CurveQuadratics(yy, (phi_obs * W[0][:, None]).T @ phi_obs, None, phi_obs, unit=unit)
         return CurveQuadratics(yy, None, W, phi_obs, unit=unit)

@@ -35,8 +35,7 @@ import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 
-from ..data.functional import SAMPLE, interpolate_missing, validate_functional
-from ..data.integration import interpolate_rows
+from ..data.functional import SAMPLE, interpolate_missing, interpolate_rows, validate_functional
 from ..data.preprocessing import InputSpec, ResponseInfo, prepare_inputs, prepare_response
 from ..utils.progress import progress as _progress
 
