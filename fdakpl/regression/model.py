@@ -193,8 +193,8 @@ class FunctionalRegression:
         each curve's own observed points; ``"plugin"``, the paper's ``|Theta| / m_i`` per point.
         ``"auto"`` (default): quadrature for fully observed curves, ``"interpolate"`` for dense curves
         with gaps, the plug-in for sparse ones (on the exact partial route), chosen by held-out error
-        in ``benchmarks/partial_observation.py``. With ``approx=``, ``"auto"`` is the
-        plug-in for partially observed curves. The summary says which ran and why.
+        in ``benchmarks/partial_observation.py``. With ``approx=`` the same choice is made from the
+        streamed counts (``"quadrature"`` then needs complete curves). The summary says which ran and why.
 
     Examples
     --------
@@ -525,8 +525,7 @@ class FunctionalRegression:
                              "statistics; use lam='loo', 'gcv', a number or a grid")
         if any(k is None for k in given.values()):
             Xv, Xw, _, _ = prepare_inputs(X, interpolate=self.interpolate_inputs)
-            kernels = default_widths(Xv, Xw, given, self.parsed.factor_terms,
-                              self.parsed.subject_terms)
+            kernels = default_widths(Xv, Xw, given, self.parsed.factor_terms, self.parsed.subject_terms)
         else:
             kernels = dict(given)  # type: ignore[arg-type]
         fixed = isinstance(criterion, Fixed)

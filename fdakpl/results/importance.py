@@ -77,6 +77,18 @@ class TermImportance:
     schemes: list[str] = field(default_factory=list)
     statistic: str = "leave-one-curve-out error"
 
+    @property
+    def short(self) -> str:
+        """The held-out error's abbreviation: ``"LOO"`` (leave one curve out) or ``"LOGO"`` (one group).
+
+        Examples
+        --------
+        >>> z = np.zeros(1)
+        >>> TermImportance(["a"], 1.0, z, z, z, 9, statistic="leave-one-group-out error").short
+        'LOGO'
+        """
+        return "LOO" if "curve" in self.statistic else "LOGO"
+
     def pvalue_text(self, i: int) -> str:
         """Row ``i``'s p-value as printed (``"< 0.005"`` at the floor ``1/(B+1)``).
 
@@ -98,8 +110,7 @@ class TermImportance:
         >>> imp.scheme_note()[:60]
         'Term importance: dLOO drop = increase of the leave-one-curve'
         """
-        short = "LOO" if "curve" in self.statistic else "LOGO"
-        text = (f"Term importance: d{short} drop = increase of the {self.statistic} without the covariate (each "
+        text = (f"Term importance: d{self.short} drop = increase of the {self.statistic} without the covariate (each "
                 f"model at its best lambda); p-value of the permutation test at the fitted lambda "
                 f"({self.n_permutations} permutations, smallest attainable {1 / (self.n_permutations + 1):.2g})")
         shown = list(dict.fromkeys(s for s in self.schemes if s))
@@ -123,7 +134,7 @@ class TermImportance:
         def g(x: float) -> str:
             return "-" if not np.isfinite(x) else f"{x:.4g}"
 
-        short = "LOO" if "curve" in self.statistic else "LOGO"
+        short = self.short
         rows = [[t, g(d), g(p), g(100.0 * p / self.loo) if np.isfinite(p) else "-", self.pvalue_text(i)]
                 for i, (t, d, p) in enumerate(zip(self.terms, self.delta_drop, self.delta_perm, strict=True))]
         return SimpleTable(rows, headers=["term", f"d{short} drop", f"d{short} perm", "perm %", "p-value"],

@@ -93,7 +93,7 @@ def term_table(records: list[TermRecord], importance: Any = None, title: str = "
     headers = ["term", "kind", "kernel (fitted)", "width"]
     computed = importance is not None
     if computed:
-        short = "LOO" if "curve" in importance.statistic else "LOGO"
+        short = importance.short
         headers += [f"d{short} drop", "p-value"]
     rows = [[r.name, r.kind, r.kernel, r.width or "-"] + ([r.drop or "-", r.pvalue or "-"] if computed else [])
             for r in records]
