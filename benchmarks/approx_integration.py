@@ -8,7 +8,8 @@ real data sets, training curves thinned by design (a block missing in a factor-d
 and at random (30% of the points), 3 folds each; errors relative to the training mean curve's (integrated
 squared error on the test curves). Routes: ``FunctionalRegression(formula, approx=Nystroem(r,
 random_state=0))`` (r = min(50, half the training curves)) with the new default and with
-``integration="plugin"`` (the old behaviour), and the exact default for reference.
+``integration="plugin"`` (the old behaviour), the exact default, and the linear reference (mgcv, pffr's
+construction: ``partial_observation.mgcv_predict``).
 
 Run: ``python benchmarks/approx_integration.py``; writes ``benchmarks/results/approx_integration.json``.
 """
@@ -26,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _timing import machine
-from partial_observation import delete, kfold, real_cases, score
+from partial_observation import delete, kfold, mgcv_predict, real_cases, score
 
 from fdakpl import FunctionalRegression, Nystroem
 
@@ -71,9 +72,12 @@ def main() -> None:
                 for name, route in ROUTES.items():
                     pred, used[name] = fit_predict(route, case["formula"], train, test, case["interp"])
                     errs[name].append(score(Yte, pred, grid) / base)
+                errs.setdefault("mgcv", []).append(
+                    score(Yte, mgcv_predict(train, test, resp, case["inputs"], case["factors"]), grid) / base)
             new, old = np.array(errs["approx, default (auto)"]), np.array(errs["approx, plugin (before)"])
             mean = {k: float(np.mean(v)) for k, v in errs.items()}
             row = {"data": case["name"], "shape": shape, "relative_ise": mean,
+                   "new_over_mgcv": float(new.mean() / np.mean(errs["mgcv"])),
                    "per_fold": errs, "integration": used, "new_over_old": float(new.mean() / old.mean()),
                    "folds_new_better": int(np.sum(new < old)), "n_folds": int(new.size)}
             rows.append(row)

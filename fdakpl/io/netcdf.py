@@ -256,17 +256,21 @@ def _netcdf3(values: np.ndarray) -> np.ndarray:
     return values.astype(str).astype("S")
 
 
-def _storable(v: xr.Variable, names: dict[str, str], engine: str = "netcdf4") -> xr.Variable:
-    """A training variable as netCDF stores it: datetimes as int64 ticks, booleans as int8, attrs made plain,
-    dims under their stored names; for netCDF3, 64-bit integers as int32 or decimal text."""
-    vals = _plain_values(v)
+def _stored_values(vals: np.ndarray, engine: str) -> np.ndarray:
+    """Values as netCDF stores them: datetimes as int64 ticks, booleans as int8; for netCDF3, 64-bit integers as
+    int32 or decimal text."""
     if vals.dtype.kind in "mM":
         vals = vals.view(np.int64)
     elif vals.dtype.kind == "b":
         vals = vals.astype(np.int8)
-    if engine == "scipy":
-        vals = _netcdf3(vals)
-    return xr.Variable([names[str(d)] for d in v.dims], vals, attrs=_plain_attrs(dict(v.attrs)))
+    return _netcdf3(vals) if engine == "scipy" else vals
+
+
+def _storable(v: xr.Variable, plain: np.ndarray, names: dict[str, str], engine: str = "netcdf4") -> xr.Variable:
+    """A training variable as netCDF stores it (its plain values, :func:`_plain_values`, by :func:`_stored_values`),
+    attrs made plain, dims under their stored names."""
+    return xr.Variable([names[str(d)] for d in v.dims], _stored_values(plain, engine),
+                       attrs=_plain_attrs(dict(v.attrs)))
 
 
 def timezone_of(values: Any) -> str | None:
@@ -399,32 +403,33 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
             "scalar": None if p.scalar is None else p.scalar.to_dict(),
         }, "parsed")
     variables = {**data.data_vars, **data.coords}
+    plain = {k: _plain_values(v.variable) for k, v in variables.items()}  # once per variable (dates: UTC ticks)
+    zones = {k: timezone_of(v.variable) for k, v in variables.items()}
     extra["data"] = {
         "attrs": writer.encode(dict(data.attrs), "data_attrs"),
-        "variables": {str(k): {"dtype": _plain_values(v.variable).dtype.str,
+        "variables": {str(k): {"dtype": plain[k].dtype.str,
                                "attrs": writer.encode(dict(v.attrs), f"data_attrs.{k}"),
                                "coord": str(k) in data.coords, "stored_as": names[str(k)],
                                "dims": [str(d) for d in v.dims], "shape": list(v.shape),
-                               **({"timezone": timezone_of(v.variable)} if timezone_of(v.variable) else {})}
+                               **({"timezone": zones[k]} if zones[k] else {})}
                       for k, v in variables.items()},
     }
     state = {"kind": kind, "format_version": FORMAT_VERSION, "root": tree, **extra}
     state_json = json.dumps(state, ensure_ascii=True, allow_nan=True)
 
-    out = xr.Dataset({names[str(k)]: _storable(v.variable, names, engine) for k, v in data.data_vars.items()},
-                     coords={names[str(k)]: _storable(v.variable, names, engine) for k, v in data.coords.items()})
+    out = xr.Dataset({names[str(k)]: _storable(v.variable, plain[k], names, engine) for k, v in data.data_vars.items()},
+                     coords={names[str(k)]: _storable(v.variable, plain[k], names, engine)
+                             for k, v in data.coords.items()})
     encoding: dict[str, dict[str, Any]] = {}
     for name, (arr, attrs) in writer.arrays.items():
-        store = arr.astype(np.int8) if arr.dtype.kind == "b" else arr.view(np.int64) if arr.dtype.kind in "mM" else arr
-        if engine == "scipy":
-            store = _netcdf3(store)
+        store = _stored_values(arr, engine)
         out[name] = xr.DataArray(store, dims=_dims_for(name, attrs["fdakpl_path"], store.shape, out), attrs=attrs)
         encoding[name] = {"_FillValue": None} if store.dtype.kind == "f" else {}
     out[STATE_VAR] = xr.DataArray(np.array(state_json, dtype=str), attrs={
         "long_name": "fdakpl model description (JSON); arrays are references to the variables named in it",
         "fdakpl_format": kind, "fdakpl_format_version": FORMAT_VERSION})
     arrays = {name: arr for name, (arr, _) in writer.arrays.items()}
-    arrays.update({f"data:{k}": _plain_values(v.variable) for k, v in variables.items()})
+    arrays.update({f"data:{k}": plain[k] for k in variables})
     attrs = {k: v for k, v in _plain_attrs(dict(data.attrs)).items() if not k.startswith("fdakpl_")}
     attrs.update({
         "fdakpl_format": kind, "fdakpl_format_version": FORMAT_VERSION,
