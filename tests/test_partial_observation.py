@@ -307,3 +307,16 @@ def test_fill_gaps_on_a_grid_gives_numpy_interp_numbers_row_by_row():
             if ok.any():
                 expected[i] = np.interp(grid, x[ok], Y[i, ok])
         np.testing.assert_array_equal(fill_gaps(obs).to_dense(), expected)
+
+
+def test_histogram_median_is_the_median_of_the_counts():
+    """integration="auto"'s median number of points per curve, from a histogram (what a streamed fit sums), equals
+    statistics.median of the counts themselves: odd and even totals, repeated and missing values."""
+    import statistics
+
+    from fdakpl.data.integration import histogram_median
+
+    rng = np.random.default_rng(24)
+    for _ in range(500):
+        counts = rng.integers(0, int(rng.integers(1, 60)), size=int(rng.integers(1, 40)))
+        assert histogram_median(np.bincount(counts)) == statistics.median(counts.tolist())

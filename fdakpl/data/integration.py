@@ -18,8 +18,6 @@ under the curve's weights, ``G_i = sum_p c_ip phi(theta_ip) phi(theta_ip)^T``, a
 
 from __future__ import annotations
 
-from statistics import median
-
 import numpy as np
 
 from .functional import Observations, interpolate_rows, quadrature_weights
@@ -34,6 +32,7 @@ __all__ = [
     "describe_integration",
     "fill_gaps",
     "gram_deviation",
+    "histogram_median",
     "integration_rule",
     "integration_weights",
     "observed_locations",
@@ -160,10 +159,25 @@ def integration_rule(count_histogram: np.ndarray, q: int) -> str:
     hist = np.asarray(count_histogram, dtype=np.int64)
     seen = np.flatnonzero(hist)
     if seen.size and seen[0] < SPARSE_COUNT:
-        mid = median(np.repeat(np.arange(hist.size), hist).tolist())
+        mid = histogram_median(hist)
         if mid < SPARSE_COUNT and mid < 0.5 * q:
             return "plugin"
     return "interpolate" if q <= MAX_INTERPOLATION_GRID else "quadrature"
+
+
+def histogram_median(hist: np.ndarray) -> float:
+    """The median of the values ``k`` counted ``hist[k]`` times (the mean of the two middle ones for an even
+    total, as :func:`statistics.median`), without expanding them: a streamed fit may count millions of curves.
+
+    Examples
+    --------
+    >>> histogram_median(np.bincount([3, 1, 4, 1])), histogram_median(np.bincount([5, 2, 9]))
+    (2.0, 5.0)
+    """
+    cum = np.cumsum(hist)
+    total = int(cum[-1])
+    lo, hi = np.searchsorted(cum, [(total - 1) // 2 + 1, total // 2 + 1])
+    return (int(lo) + int(hi)) / 2
 
 
 def describe_integration(requested: str, used: str, fully_observed: bool) -> str:
