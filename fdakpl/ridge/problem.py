@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -285,8 +285,8 @@ def refit_problem(problem: KPLProblem, *, dictionary: str | Dictionary | None = 
     """
     dic = problem.dictionary.unfitted_copy() if dictionary is None else dictionary
     if center is None and loss is None and integration is None:  # another dictionary: the response side is kept
-        responses = (problem.loss, problem.response_scale, problem.mean, problem.centred, problem.proj_points,
-                     problem.proj_weights, problem.weights, problem.integration)
+        responses = _ResponseSide(problem.loss, problem.response_scale, problem.mean, problem.centred,
+                                  problem.proj_points, problem.proj_weights, problem.weights, problem.integration)
         return _with_dictionary(problem.inputs, problem.input_weights, problem.input_spec, problem.input_labels,
                                 problem.obs, problem.info, responses, dic)
     return _problem(problem.inputs, problem.input_weights, problem.input_spec, problem.input_labels, problem.obs,
@@ -305,13 +305,25 @@ def _problem(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs
     points, pweights, mode = projection_points(centred, dom, integration)
     weights = pweights if points is centred else integration_weights(centred, dom, mode)[0]
     return _with_dictionary(Xv, Xw, spec, x_labels, obs, info,
-                            (loss_obj, scale, mean, centred, points, pweights, weights, mode), dictionary)
+                            _ResponseSide(loss_obj, scale, mean, centred, points, pweights, weights, mode), dictionary)
+
+
+class _ResponseSide(NamedTuple):
+    """What a problem prepares from the responses alone (it does not depend on the dictionary)."""
+
+    loss: GroundLoss
+    scale: float | None
+    mean: MeanFunction | None
+    centred: Observations
+    points: Observations
+    pweights: np.ndarray
+    weights: np.ndarray
+    mode: str
 
 
 def _with_dictionary(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs: Observations,
-                     info: ResponseInfo, responses: tuple, dictionary: str | Dictionary) -> KPLProblem:
-    """The problem from its response side (loss, scale, centre, centred points, projection points and weights,
-    integration), which does not depend on the dictionary, and a dictionary fitted here."""
+                     info: ResponseInfo, responses: _ResponseSide, dictionary: str | Dictionary) -> KPLProblem:
+    """The problem from its response side and a dictionary fitted here."""
     loss_obj, scale, mean, centred, points, pweights, weights, mode = responses
     dic = output_dictionary(dictionary, centred.location).fit(centred, domain=info.domain)
     G = dic.gram()
