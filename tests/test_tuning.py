@@ -79,6 +79,24 @@ def test_curve_loo_equals_brute_force_refits(rng, missing, integration):
     np.testing.assert_array_equal(LOO().path_scores(model.path_, LAMS), loo)
 
 
+
+@pytest.mark.parametrize("missing, integration", [(0.0, "auto"), (0.3, "plugin")])
+def test_path_errors_same_in_blocks_of_lambdas(rng, monkeypatch, missing, integration):
+    """The lambda path is evaluated in blocks (memory); one lambda per block gives the same training error, edf
+    and leave-one-curve-out error as one block for the whole path (shared and per-curve quadratic forms)."""
+    from fdakpl.ridge import quadratics
+
+    X, Y, grid = make_problem(rng, n=12, m=20, missing=missing)
+    model = KPLRegressor(dictionary=Fourier(2), kernel=Gaussian(0.8), output_matrix=1.5, lam=1e-3,
+                         integration=integration).fit(X, Y, locations=grid)
+    lams = np.geomspace(1e-6, 1.0, 9)
+    whole = model.path_.errors(lams)
+    monkeypatch.setattr(quadratics, "_BLOCK_BYTES", 1)  # one lambda per block
+    blocks = model.path_.errors(lams)
+    for a, b in [(whole.train, blocks.train), (whole.edf, blocks.edf), (whole.loo, blocks.loo)]:
+        assert np.all(np.isfinite(a))
+        np.testing.assert_allclose(b, a, rtol=1e-12)
+
 def test_primal_loo_equals_brute_force_refits(rng):
     """Approximate route: leave-one-curve-out given the feature map, against primal refits without each curve."""
     X, Y, grid = make_problem(rng, n=16, m=20, missing=0.25)
