@@ -36,6 +36,7 @@ __all__ = [
     "integration_rule",
     "integration_weights",
     "observed_locations",
+    "points_of",
     "projection_points",
 ]
 
@@ -294,11 +295,28 @@ def projection_points(obs: Observations, domain: tuple[float, float], mode: str 
     (array([1., 3.]), array([0.5, 0.5]), 'interpolate')
     """
     weights, mode = integration_weights(obs, domain, mode)
+    return (*points_of(obs, weights, mode, domain), mode)
+
+
+def points_of(obs: Observations, weights: np.ndarray, mode: str, domain: tuple[float, float]
+              ) -> tuple[Observations, np.ndarray]:
+    """:func:`projection_points` for observations whose :func:`integration_weights` ``(weights, mode)`` are
+    known: ``(points, weights)``, the observations and their own weights unless ``mode`` is ``"interpolate"``
+    and some curve has gaps.
+
+    Examples
+    --------
+    >>> obs = Observations.from_dense(np.array([[1.0, np.nan, 3.0]]), np.array([0.0, 0.5, 1.0]))
+    >>> w, mode = integration_weights(obs, (0.0, 1.0), "interpolate")
+    >>> pts, pw = points_of(obs, w, mode, (0.0, 1.0))
+    >>> pts.grid, pw
+    (array([0., 1.]), array([0.5, 0.5]))
+    """
     if mode != "interpolate" or obs.fully_observed:
-        return obs, weights, mode
+        return obs, weights
     filled = fill_gaps(obs)
     assert filled.grid is not None and filled.grid_index is not None
-    return filled, quadrature_weights(filled.grid, domain)[filled.grid_index], mode
+    return filled, quadrature_weights(filled.grid, domain)[filled.grid_index]
 
 
 def gram_deviation(obs: Observations, weights: np.ndarray, phi: np.ndarray, gram: np.ndarray,

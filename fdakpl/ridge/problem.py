@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..data.functional import Observations
-from ..data.integration import GRAM_TOLERANCE, gram_deviation, integration_weights, projection_points
+from ..data.integration import GRAM_TOLERANCE, gram_deviation, integration_weights, points_of
 from ..data.pairing import pair_long
 from ..data.preprocessing import (
     InputSpec,
@@ -302,8 +302,8 @@ def _problem(Xv: Any, Xw: Any, spec: InputSpec, x_labels: np.ndarray | None, obs
     scale = response_scale(obs, dom) if loss_obj.relative else None
     loss_obj = loss_obj if scale is None else loss_obj.at_scale(scale)
     mean, centred = center_responses(obs, dom, center, None if is_square(loss_obj) else loss_obj.derivative)
-    points, pweights, mode = projection_points(centred, dom, integration)
-    weights = pweights if points is centred else integration_weights(centred, dom, mode)[0]
+    weights, mode = integration_weights(centred, dom, integration)
+    points, pweights = points_of(centred, weights, mode, dom)
     return _with_dictionary(Xv, Xw, spec, x_labels, obs, info,
                             _ResponseSide(loss_obj, scale, mean, centred, points, pweights, weights, mode), dictionary)
 
