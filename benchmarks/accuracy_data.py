@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -52,6 +57,32 @@ def kfold(n: int, n_folds: int = 10, seed: int = 0) -> list[tuple[np.ndarray, np
     perm = np.random.default_rng(seed).permutation(n)
     folds = np.array_split(perm, n_folds)
     return [(np.sort(np.concatenate(folds[:k] + folds[k + 1:])), np.sort(folds[k])) for k in range(n_folds)]
+
+
+def paired_run(doc: str, out_path: Path) -> tuple[argparse.Namespace, dict, dict]:
+    """The command line of a paired benchmark on the real data sets (``--datasets``, ``--splits``), its results so
+    far (a run on a subset keeps the other data sets) stamped with this command, and the mgcv reference's
+    results per data set (``results/accuracy.json``, same splits)."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--datasets", default="dti,poblenou,aemet,emotion")
+    p.add_argument("--splits", type=int, default=None)
+    args = p.parse_args()
+    out: dict = json.loads(out_path.read_text()) if out_path.exists() else {"datasets": {}}
+    out.update({"command": " ".join(["python", *sys.argv]), "loadavg_start": os.getloadavg(),
+                "machine": {"cpu_count": os.cpu_count(), "blas_threads": 1, "numpy": np.__version__}})
+    reference = json.loads((Path(__file__).parent / "results" / "accuracy.json").read_text())["datasets"]
+    return args, out, reference
+
+
+def split_data(bench: Benchmark, limit: int | None = None
+               ) -> Iterator[tuple[xr.Dataset, xr.Dataset, np.ndarray, np.ndarray]]:
+    """The first ``limit`` splits of ``bench`` (all by default): ``(train, test, scored test responses, kept
+    columns)`` per split, the responses on every ``thin``-th point (what :func:`heldout_error` scores)."""
+    ds = bench.load()
+    keep = np.arange(0, ds[bench.response].shape[1], bench.thin)
+    for tr, te in bench.splits(ds)[:limit]:
+        test = ds.isel(sample=te)
+        yield ds.isel(sample=tr), test, test[bench.response].values[:, keep], keep
 
 
 def heldout_error(Y: np.ndarray, pred: np.ndarray, kind: str) -> float:

@@ -19,7 +19,6 @@ thread. Run: ``python benchmarks/atoms_and_cv.py [--datasets dti,poblenou] [--sp
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -31,10 +30,9 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
 from accuracy import CV_GRID, fit_fdakpl
-from accuracy_data import BENCHMARKS, heldout_error
+from accuracy_data import BENCHMARKS, heldout_error, paired_run, split_data
 
 OUT = Path(__file__).parent / "results" / "atoms_and_cv.json"
-REFERENCE = Path(__file__).parent / "results" / "accuracy.json"
 MODELS = {
     "previous default (21 Fourier atoms)": {"dictionary": "fourier"},
     "default (atoms chosen by LOO)": {},
@@ -52,32 +50,22 @@ def paired(a: list[float], b: list[float]) -> dict[str, float]:
 
 @threadpool_limits.wrap(limits=1)
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--datasets", default="dti,poblenou,aemet,emotion")
-    p.add_argument("--splits", type=int, default=None)
-    args = p.parse_args()
-    out: dict = json.loads(OUT.read_text()) if OUT.exists() else {"datasets": {}}
-    out.update({"command": " ".join(sys.argv), "loadavg_start": os.getloadavg()})
-    reference = json.loads(REFERENCE.read_text())["datasets"]
+    args, out, reference = paired_run(__doc__, OUT)
     for name in args.datasets.split(","):
         bench = BENCHMARKS[name]
-        ds = bench.load()
-        splits = bench.splits(ds)[: args.splits]
-        keep = np.arange(0, ds[bench.response].shape[1], bench.thin)
         errs: dict[str, list[float]] = {m: [] for m in MODELS}
         facts: dict[str, list[dict]] = {m: [] for m in MODELS}
         t0 = time.perf_counter()
-        for tr, te in splits:
-            train, test = ds.isel(sample=tr), ds.isel(sample=te)
-            Y_te = test[bench.response].values[:, keep]
+        for train, test, Y_te, keep in split_data(bench, args.splits):
             for m, kw in MODELS.items():
                 pred, info = fit_fdakpl(bench, train, test, **kw)
                 errs[m].append(heldout_error(Y_te, pred[:, keep], bench.error))
                 facts[m].append(info)
-        mgcv = reference[name]["errors"]["mgcv"][: len(splits)]
+        n_splits = len(errs[next(iter(MODELS))])
+        mgcv = reference[name]["errors"]["mgcv"][:n_splits]
         base = "previous default (21 Fourier atoms)"
         out["datasets"][name] = {
-            "splits": len(splits), "seconds": time.perf_counter() - t0, "errors": errs, "facts": facts,
+            "splits": n_splits, "seconds": time.perf_counter() - t0, "errors": errs, "facts": facts,
             "mgcv": mgcv,
             "vs_previous_default": {m: paired(errs[m], errs[base]) for m in MODELS if m != base},
             "vs_previous_cv": paired(errs["lam='cv' (widths, b, atoms, lambda)"],

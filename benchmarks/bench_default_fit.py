@@ -37,6 +37,9 @@ VARIANTS = {
     "default (width x b x lambda by leave-one-curve-out)": {},
     "lambda by leave-one-curve-out only (width_grid=None, b_grid=None)": {"width_grid": None, "b_grid": None},
     "previous default (pointwise GCV, median width, B = I)": {"lam": "gcv", "width_grid": None, "b_grid": None},
+    # what a formula fit costs without any choice to make: the front end's fixed cost (issue 23's note)
+    "nothing tuned (lam=1e-3, median width, B = I, 21 Fourier atoms)": {"lam": 1e-3, "width_grid": None,
+                                                                       "b_grid": None, "dictionary": "fourier"},
 }
 
 
