@@ -265,7 +265,8 @@ def test_interpolate_is_the_quadrature_fit_of_the_filled_curves(rng):
 
 
 def test_gram_deviation_on_a_grid_equals_the_per_curve_sums_in_any_block_size():
-    """The grid route (one product W x (phi phi^T) per block of curves) against each curve's sum over its points."""
+    """The grid route (one product W x (phi phi^T) per block of distinct rows of weights) against each curve's sum
+    over its points, with curves that share their points and one without points."""
     from fdakpl.data.functional import Observations
     from fdakpl.data.integration import gram_deviation, integration_weights
 
@@ -273,6 +274,9 @@ def test_gram_deviation_on_a_grid_equals_the_per_curve_sums_in_any_block_size():
     grid = np.sort(gen.uniform(0, 1, 40))
     Y = gen.normal(size=(30, 40))
     Y[gen.uniform(size=Y.shape) < 0.3] = np.nan
+    Y[20:25] = gen.normal(size=(5, 40))  # complete curves: one row of weights, computed once for all of them
+    Y[25:28, 5:12] = np.nan  # three curves seen at the same points
+    Y[28, :] = np.nan  # a curve without points: G_i = 0
     obs = Observations.from_dense(Y, grid)
     phi = np.stack([np.ones(40), np.cos(2 * np.pi * grid), np.sin(2 * np.pi * grid)], axis=1)
     G = np.diag([1.0, 0.5, 0.5])
