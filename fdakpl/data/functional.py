@@ -562,8 +562,18 @@ def interpolate_rows(Y: np.ndarray, x: np.ndarray) -> np.ndarray:
     array([[1. , 1.5, 3. ],
            [2. , 2. , 2. ]])
     """
-    n, m = Y.shape
     seen = ~np.isnan(Y)
+    gappy = np.flatnonzero(~seen.all(axis=1))
+    if gappy.size < Y.shape[0]:  # complete rows are their own interpolants: only the others are computed
+        out = np.array(Y, dtype=float, copy=True)
+        if gappy.size:
+            out[gappy] = _interpolated(Y[gappy], seen[gappy], x)
+        return out
+    return _interpolated(Y, seen, x)
+
+
+def _interpolated(Y: np.ndarray, seen: np.ndarray, x: np.ndarray) -> np.ndarray:
+    n, m = Y.shape
     cols = np.arange(m)
     prev = np.maximum.accumulate(np.where(seen, cols, -1), axis=1)  # last observed column <= p
     nxt = np.minimum.accumulate(np.where(seen, cols, m)[:, ::-1], axis=1)[:, ::-1]  # first observed >= p

@@ -374,7 +374,8 @@ def save(obj: Any, path: str | os.PathLike[str], *, engine: str | None = None, o
     name = class_name(obj)
     if name == "fdakpl.FunctionalRegressionResults":
         kind, root = KIND_RESULTS, "model"
-        getattr(obj, "criteria", None)  # the lambda path's criteria, computed on first use: stored with the model
+        for lazy in ("criteria", "edf", "held_out"):  # computed from the fit's path on first use: stored with the model
+            getattr(obj, lazy, None)
     elif name in {"fdakpl.KPLRegressor", "fdakpl.ApproxKPLRegressor"}:
         if "dual_coef_" not in vars(obj) and "coef_" not in vars(obj):
             raise ValueError(f"this {type(obj).__name__} is not fitted; call fit(X, Y) before save")

@@ -10,6 +10,7 @@ refitting.
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from itertools import product
@@ -59,8 +60,6 @@ _NO_LEVEL = object()
 
 def _takes_level(spec: Any) -> bool:
     """Whether a dictionary (or its name) has a ``level`` (wavelets)."""
-    import inspect
-
     if isinstance(spec, str):
         if spec == "auto":
             return False
@@ -68,7 +67,14 @@ def _takes_level(spec: Any) -> bool:
             spec = make_dictionary(spec)
         except (TypeError, ValueError):
             return False
-    return "level" in inspect.signature(type(spec)).parameters
+    return _class_takes_level(type(spec))
+
+
+@functools.cache
+def _class_takes_level(cls: type) -> bool:
+    import inspect
+
+    return "level" in inspect.signature(cls).parameters
 
 
 __all__ = ["SPARSE_ATOMS", "SPARSE_POINTS", "FunctionalRegression", "is_sparse"]

@@ -91,11 +91,45 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         self.path = path
         self._cache: dict[str, Any] = {}
         # what the summary shows, computed once here from the fit (no decomposition: the path's eigenvalues)
-        at = None if path is None else path.errors(np.array([self.lam]), loo=False)
-        self.edf = float(at.edf[0]) if at is not None else float(getattr(estimator, "edf_", np.nan))
+        # edf and the held-out line (one evaluation of the path, no decomposition) when first read: a fit that is
+        # only used to predict does not pay for them; save() stores them
         self.condition_numbers = _condition_numbers(estimator, path, self.lam)
         self.rkhs_norm = _rkhs_norm(estimator)
-        self.held_out = _held_out(path, estimator, criterion, self.lam)
+
+    @functools.cached_property
+    def _path_summaries(self) -> tuple[float, dict[str, float] | None]:
+        return _edf_and_held_out(self.path, self.estimator, self.criterion, self.lam)
+
+    @functools.cached_property
+    def edf(self) -> float:
+        """Effective degrees of freedom of the fit at ``lam`` (the trace of its smoother at the observed points; from
+        the fit's ridge path on first use, and saved with the model).
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> 0 < res.edf < res.estimator.n_samples_fit_ * res.estimator.dual_coef_.shape[1]
+        True
+        """
+        return self._path_summaries[0]
+
+    @functools.cached_property
+    def held_out(self) -> dict[str, float] | None:
+        """The summary's held-out line: leave-one-curve-out error (leave-one-group-out with groups) of the fit at
+        ``lam`` (``"model"``) and of the mean curve (``"mean"``, lambda without bound), from the fit's ridge path on
+        first use and saved with the model; None without a closed-form fit.
+
+        Examples
+        --------
+        >>> from fdakpl import FunctionalRegression, datasets
+        >>> res = FunctionalRegression("rcst ~ cca", datasets.dti_first_visits(), interpolate_inputs=True,
+        ...                            progress=False).fit()
+        >>> res.held_out["model"] < res.held_out["mean"]
+        True
+        """
+        return self._path_summaries[1]
 
     @functools.cached_property
     def criteria(self) -> Any:
@@ -559,15 +593,22 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         return plot_overview(self, samples=samples, bands=bands)
 
 
-def _held_out(path: Any, est: Any, criterion: Any, lam: float) -> dict[str, float] | None:
-    """The held-out error of the fit and of the mean curve (the summary's line): leave-one-curve-out (or
-    leave-one-group-out with groups) at ``lam`` and as lambda grows without bound, where the ridge fit is the mean
-    curve (the mean function held at its full-data value in both); None without a closed-form path."""
-    if path is None or getattr(est, "route_", None) != "eigendecomposition":
-        return None
+def _edf_and_held_out(path: Any, est: Any, criterion: Any, lam: float) -> tuple[float, dict[str, float] | None]:
+    """The fit's effective degrees of freedom and its held-out error with the mean curve's (the summary's line):
+    leave-one-curve-out (or leave-one-group-out with groups) at ``lam`` and as lambda grows without bound, where the
+    ridge fit is the mean curve (the mean function held at its full-data value in both); the held-out error is None
+    without a closed-form fit. One evaluation of the path for both when there are no groups."""
+    if path is None:
+        return float(getattr(est, "edf_", np.nan)), None
+    lams = np.array([lam, 1e12 * max(1.0, lam)])
+    closed = getattr(est, "route_", None) == "eigendecomposition"
     groups = getattr(criterion, "labels", None)
-    model, mean = (float(v) for v in path.loo(np.array([lam, 1e12 * max(1.0, lam)]), groups=groups))
-    return {"model": model, "mean": mean, "groups": float(groups is not None)}
+    err = path.errors(lams, loo=closed and groups is None)
+    if not closed:
+        return float(err.edf[0]), None
+    loo = err.loo if groups is None else path.loo(lams, groups=groups)
+    assert loo is not None
+    return float(err.edf[0]), {"model": float(loo[0]), "mean": float(loo[1]), "groups": float(groups is not None)}
 
 
 def _n_groups(model: Any) -> int | None:
