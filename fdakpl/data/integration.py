@@ -373,7 +373,8 @@ def gram_deviation(obs: Observations, weights: np.ndarray, phi: np.ndarray, gram
         dev = np.empty(W.shape[0])
         for i in range(0, W.shape[0], rows):
             Gs = np.matmul(phi.T[None, :, :] * W[i:i + rows, None, :], phi)  # (k, d, d), Phi^T diag(W_i) Phi
-            dev[i:i + rows] = np.abs(Gs - gram).max(axis=(1, 2)) / scale
+            Gs -= gram
+            dev[i:i + rows] = np.abs(Gs, out=Gs).max(axis=(1, 2)) / scale
         out = dev[curve_row]
         out[counts == 0] = 1.0
         return out
