@@ -535,9 +535,13 @@ def representation_error(phi_points: np.ndarray, obs: Any, weights: np.ndarray, 
             M[k] = A.T @ phi_points[sl]
             b[k] = A.T @ obs.value[sl]
             yy[k] = float(np.sum(weights[sl] * obs.value[sl] ** 2))
-        # minimum-norm least squares through the pseudo-inverse of each (symmetric) normal matrix; the error
-        # at the optimum is yy - b^T z
-        z = np.einsum("kde,ke->kd", np.linalg.pinv(M, rcond=1e-14, hermitian=True), b)
+        # minimum-norm least squares through the pseudo-inverse of each (symmetric) normal matrix, once per
+        # distinct matrix (curves seen at the same points with the same weights share it); the error at the
+        # optimum is yy - b^T z
+        seen: dict[bytes, int] = {}
+        which = np.array([seen.setdefault(Mk.tobytes(), len(seen)) for Mk in M], dtype=np.intp)
+        pinv = np.linalg.pinv(M[np.unique(which, return_index=True)[1]], rcond=1e-14, hermitian=True)
+        z = np.einsum("kde,ke->kd", pinv[which], b)
         err = yy - np.einsum("kd,kd->k", b, z)
         out[lo:lo + chunk.size] = np.where(yy > 0, err / np.where(yy > 0, yy, 1.0), 0.0)
     return np.clip(out, 0.0, None)
