@@ -254,8 +254,9 @@ def _short(crit: Any) -> str:
 def held_out_line(res: Any) -> tuple[str, str] | None:
     """The model's held-out error against the mean curve's: leave-one-curve-out (leave-one-group-out with
     ``groups=``) at the fitted lambda and as lambda grows without bound, where the fit is the mean curve;
-    both from the fit's ridge path (``res.held_out``, computed when fitting), the mean function held at its
-    full-data value in both. Fits without a closed-form path show their criterion's score alone.
+    both from the fit's ridge path (``res.held_out``, read from the path on first use and saved with the model),
+    the mean function held at its full-data value in both. Fits without a closed-form path show their criterion's
+    score alone.
 
     Examples
     --------
