@@ -193,7 +193,10 @@ class RidgePath:
         >>> bool(e.train[0] < e.train[1])
         True
         """
-        lams = _lams(lams)
+        return self._errors(_lams(lams), loo, in_units, train)
+
+    def _errors(self, lams: np.ndarray, loo: bool, in_units: bool, train: bool) -> PathErrors:
+        """:meth:`errors` on a checked grid."""
         dec = self.decomposition
         NP, Mrot, yy = self._rotated
         out = path_errors(dec.s, dec.U, dec.e, NP, Mrot, yy, self.raw(lams), loo=loo, train=train)
@@ -207,7 +210,7 @@ class RidgePath:
         lams = _lams(lams)
         idx = None if groups is None else group_indices(groups)
         if idx is None:
-            out = self.errors(lams, in_units=in_units, train=False).loo
+            out = self._errors(lams, True, in_units, False).loo
             assert out is not None
             return out
         dec = self.decomposition
@@ -229,7 +232,7 @@ class RidgePath:
         ((2,), (2,))
         """
         lams = _lams(lams)
-        err = self.errors(lams, in_units=False)
+        err = self._errors(lams, True, False, True)
         N = self.problem.n_points
         with np.errstate(divide="ignore", invalid="ignore"):
             gcv = err.train / (1.0 - err.edf / N) ** 2
