@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..utils.arrays import distinct_rows
 from .functional import Observations, interpolate_rows, quadrature_weights
 
 __all__ = [
@@ -366,9 +367,7 @@ def gram_deviation(obs: Observations, weights: np.ndarray, phi: np.ndarray, gram
         # weights (curves seen at the same points share G_i: most curves, in most designs)
         m = obs.grid.size
         W = np.nan_to_num(obs.with_values(weights).to_dense())  # 0 where a curve has no point
-        first: dict[bytes, int] = {}  # distinct rows by their bytes (numpy.unique(axis=0) sorts: 20x slower here)
-        curve_row = np.array([first.setdefault(r.tobytes(), len(first)) for r in W], dtype=np.intp)
-        W = W[np.unique(curve_row, return_index=True)[1]]
+        W, curve_row = distinct_rows(W)
         rows = max(1, chunk // max(d * max(d, m), 1))
         dev = np.empty(W.shape[0])
         for i in range(0, W.shape[0], rows):

@@ -49,6 +49,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..kernels import Gaussian, IntegralGaussian, Kernel, Laplace, Product, Sum
+from ..utils.arrays import distinct_rows
 
 __all__ = [
     "BoundConstants",
@@ -538,9 +539,8 @@ def representation_error(phi_points: np.ndarray, obs: Any, weights: np.ndarray, 
         # minimum-norm least squares through the pseudo-inverse of each (symmetric) normal matrix, once per
         # distinct matrix (curves seen at the same points with the same weights share it); the error at the
         # optimum is yy - b^T z
-        seen: dict[bytes, int] = {}
-        which = np.array([seen.setdefault(Mk.tobytes(), len(seen)) for Mk in M], dtype=np.intp)
-        pinv = np.linalg.pinv(M[np.unique(which, return_index=True)[1]], rcond=1e-14, hermitian=True)
+        unique, which = distinct_rows(M)
+        pinv = np.linalg.pinv(unique, rcond=1e-14, hermitian=True)
         z = np.einsum("kde,ke->kd", pinv[which], b)
         err = yy - np.einsum("kd,kd->k", b, z)
         out[lo:lo + chunk.size] = np.where(yy > 0, err / np.where(yy > 0, yy, 1.0), 0.0)
