@@ -90,9 +90,9 @@ class FunctionalRegressionResults(InterpretationMixin, InferenceMixin):
         self.problem = problem
         self.path = path
         self._cache: dict[str, Any] = {}
-        # what the summary shows, computed once here from the fit (no decomposition: the path's eigenvalues)
-        # edf and the held-out line (one evaluation of the path, no decomposition) when first read: a fit that is
-        # only used to predict does not pay for them; save() stores them
+        # what the summary shows, from the fit without a decomposition: the condition numbers and ||h|| here (the
+        # path's eigenvalues); edf and the held-out line (one evaluation of the path) when first read, so that a fit
+        # used only to predict does not pay for them (save() stores them)
         self.condition_numbers = _condition_numbers(estimator, path, self.lam)
         self.rkhs_norm = _rkhs_norm(estimator)
 
