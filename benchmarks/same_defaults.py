@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -29,21 +28,17 @@ DATASETS = ("dti", "poblenou", "aemet", "emotion")
 def worker(path: str) -> None:
     """Default fits of the checkout on ``PYTHONPATH``: lambdas, test predictions and held-out errors per split."""
     sys.path.insert(0, str(HERE))
+    from accuracy import fit_fdakpl
     from accuracy_data import BENCHMARKS, heldout_error, split_data
 
-    from fdakpl import FunctionalRegression
-
-    warnings.simplefilter("ignore")
     out: dict = {}
     with threadpool_limits(1):
         for name in DATASETS:
             bench = BENCHMARKS[name]
-            interp = {"interpolate_inputs": True} if bench.interpolate_inputs else {}
             rows: dict[str, list] = {"lams": [], "errors": [], "predictions": []}
             for train, test, Y_te, keep in split_data(bench):
-                res = FunctionalRegression(bench.formula, train, progress=False, **interp).fit()
-                pred = res.predict(test).values
-                rows["lams"].append(float(res.lam))
+                pred, info = fit_fdakpl(bench, train, test)
+                rows["lams"].append(info["lam"])
                 rows["errors"].append(heldout_error(Y_te, pred[:, keep], bench.error))
                 rows["predictions"].append(pred.ravel().tolist())
             out[name] = rows

@@ -27,18 +27,15 @@ import json
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
-from accuracy_data import BENCHMARKS, Benchmark, heldout_error, paired_run, split_data
+from accuracy import fit_fdakpl
+from accuracy_data import BENCHMARKS, heldout_error, paired_run, split_data
 from atoms_and_cv import paired
-
-from fdakpl import FunctionalRegression
 
 OUT = Path(__file__).parent / "results" / "search_cost.json"
 DEFAULT = "default (widths x b x atoms x lambda)"
@@ -49,19 +46,6 @@ MODELS = {
     "coarse lambda grid (7 values)": {"lam_grid": np.geomspace(1e-8, 1.0, 7)},
     "no width or b tuning (lambda and atoms only)": {"width_grid": None, "b_grid": None},
 }
-
-
-def fit(bench: Benchmark, train: Any, test: Any, **kwargs: Any) -> tuple[np.ndarray, float, list[str]]:
-    """Predictions of ``test``, the fit's seconds and the edge notices it raised (a choice at the end of a grid)."""
-    interp = {"interpolate_inputs": True} if bench.interpolate_inputs else {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        t0 = time.perf_counter()
-        res = FunctionalRegression(bench.formula, train, progress=False, **interp, **kwargs).fit()
-        seconds = time.perf_counter() - t0
-        pred = res.predict(test).values
-    edges = sorted({str(w.message).split(" is the ")[0] for w in caught if "value of its grid" in str(w.message)})
-    return pred, seconds, edges
 
 
 @threadpool_limits.wrap(limits=1)
@@ -75,10 +59,10 @@ def main() -> None:
         t0 = time.perf_counter()
         for train, test, Y_te, keep in split_data(bench, args.splits):
             for m, kw in MODELS.items():
-                pred, seconds, edge = fit(bench, train, test, **kw)
+                pred, info = fit_fdakpl(bench, train, test, **kw)
                 errs[m].append(heldout_error(Y_te, pred[:, keep], bench.error))
-                secs[m].append(seconds)
-                edges[m].append(edge)
+                secs[m].append(info["fit_s"])
+                edges[m].append(info["edge_notices"])
         n_splits = len(errs[next(iter(MODELS))])
         mgcv = reference[name]["errors"]["mgcv"][:n_splits]
         median_fit = {m: float(np.median(v)) for m, v in secs.items()}
